@@ -1,0 +1,58 @@
+# Two set-up-free entry points (README): `make reproduce` and `make test`.
+# Everything they need (a virtual environment with pinned packages, MathJax for offline
+# math) is installed here on first use.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+MATHJAX_VERSION := 3.2.2
+MATHJAX := .cache/mathjax/node_modules/mathjax/es5/tex-mml-chtml.js
+# Where the CPU build of torch comes from. This machine's pip finds it on local disk; elsewhere
+# (e.g. GitHub's runners) use TORCH_INDEX="--index-url https://download.pytorch.org/whl/cpu".
+TORCH_INDEX ?=
+
+PROFILE ?= cpu
+NB ?=
+PARAMS ?=
+
+.PHONY: reproduce test book lab bench clean install
+
+install: $(STAMP) $(MATHJAX)
+
+# torch first: `torch==2.13.0` takes the CPU wheel on this machine's disk, and the
+# requirement in requirements.txt is then already satisfied (no multi-GB CUDA build).
+$(STAMP): requirements.txt pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet $(TORCH_INDEX) torch==2.13.0
+	$(VENV)/bin/pip install --quiet -r requirements.txt
+	$(VENV)/bin/pip install --quiet --no-deps -e .
+	touch $@
+
+$(MATHJAX):
+	npm install --silent --no-audit --no-fund --prefix .cache/mathjax mathjax@$(MATHJAX_VERSION)
+
+## reproduce: execute the notebooks under PROFILE (default cpu) and build the HTML book.
+##   make reproduce NB=toy_dynamics PARAMS="seeds=1000 G=3"
+reproduce: install
+	$(PY) -m rlvr_dynamics.run --profile $(PROFILE) $(if $(NB),--nb $(NB)) $(foreach p,$(PARAMS),--param '$(p)')
+
+## book: rebuild the HTML book from the notebooks already executed under PROFILE.
+book: install
+	$(PY) -m rlvr_dynamics.run --profile $(PROFILE) --book-only
+
+## test: the test suite, including every notebook executed under the smoke profile.
+test: install
+	$(PY) -m pytest -q
+
+## lab: JupyterLab on the notebook sources (jupytext opens the .md files as notebooks).
+lab: install
+	$(VENV)/bin/jupyter lab notebooks/
+
+## bench: speed benchmarks; each prints ratios measured in one run.
+bench: install
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+
+clean:
+	rm -rf build .pytest_cache

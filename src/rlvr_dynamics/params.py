@@ -1,0 +1,151 @@
+"""What each notebook's parameters may be, checked before any compute starts.
+
+Every notebook has a cell tagged ``parameters`` (its defaults, the ``cpu`` profile) and calls
+``check_notebook(<name>, globals())`` right after it; the runner (``rlvr_dynamics.run``) calls
+``validate`` on every selected notebook before executing the first one. A bad value stops with
+an error that names the notebook, the parameter and the reason.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable
+
+Check = Callable[[Any], None]
+"""A check raises ``ValueError(reason)`` for a bad value and returns nothing otherwise."""
+
+
+class ParameterError(ValueError):
+    """A parameter (or profile) that cannot be used; the message names it."""
+
+
+# --- checks --------------------------------------------------------------------------------
+
+def integer(lo: int | None = None, hi: int | None = None) -> Check:
+    def check(v: Any) -> None:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ValueError(f"must be an integer, got {type(v).__name__}")
+        if lo is not None and v < lo:
+            raise ValueError(f"must be >= {lo}")
+        if hi is not None and v > hi:
+            raise ValueError(f"must be <= {hi}")
+    return check
+
+
+def real(lo: float | None = None, hi: float | None = None, *, open_lo: bool = False) -> Check:
+    def check(v: Any) -> None:
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+            raise ValueError(f"must be a finite number, got {v!r}")
+        if lo is not None and (v <= lo if open_lo else v < lo):
+            raise ValueError(f"must be {'>' if open_lo else '>='} {lo}")
+        if hi is not None and v > hi:
+            raise ValueError(f"must be <= {hi}")
+    return check
+
+
+positive = real(0, open_lo=True)
+non_negative = real(0)
+probability = real(0, 1)
+
+
+def choice(*options: Any) -> Check:
+    def check(v: Any) -> None:
+        if v not in options:
+            raise ValueError(f"must be one of {list(options)}")
+    return check
+
+
+def text(v: Any) -> None:
+    if not isinstance(v, str) or not v:
+        raise ValueError("must be a non-empty string")
+
+
+def boolean(v: Any) -> None:
+    if not isinstance(v, bool):
+        raise ValueError("must be true or false")
+
+
+def optional(inner: Check) -> Check:
+    def check(v: Any) -> None:
+        if v is not None:
+            inner(v)
+    return check
+
+
+def list_of(inner: Check, *, min_len: int = 1) -> Check:
+    def check(v: Any) -> None:
+        if not isinstance(v, (list, tuple)):
+            raise ValueError("must be a list")
+        if len(v) < min_len:
+            raise ValueError(f"must have at least {min_len} element(s)")
+        for i, item in enumerate(v):
+            try:
+                inner(item)
+            except ValueError as e:
+                raise ValueError(f"element {i} ({item!r}) {e}") from None
+    return check
+
+
+def distribution(v: Any) -> None:
+    """A probability vector: non-negative entries summing to one (to 1e-6)."""
+    list_of(real(0), min_len=1)(v)
+    if abs(sum(v) - 1.0) > 1e-6:
+        raise ValueError(f"probabilities must sum to 1, they sum to {sum(v):.6g}")
+
+
+# --- registry ------------------------------------------------------------------------------
+
+COMMON: dict[str, Check] = {"profile": text}
+"""Parameters every notebook has; the runner fills ``profile``."""
+
+SPECS: dict[str, dict[str, Check]] = {}
+CROSS: dict[str, Callable[[dict[str, Any]], None]] = {}
+
+
+def register(notebook: str, cross: Callable[[dict[str, Any]], None] | None = None,
+             **spec: Check) -> None:
+    """Declare the parameters of ``notebook`` (and an optional check across them)."""
+    SPECS[notebook] = {**COMMON, **spec}
+    if cross is not None:
+        CROSS[notebook] = cross
+
+
+def validate(notebook: str, values: dict[str, Any]) -> dict[str, Any]:
+    """Check every value of ``values`` against ``notebook``'s spec; return them unchanged."""
+    if notebook not in SPECS:
+        raise ParameterError(f"unknown notebook {notebook!r}; known: {sorted(SPECS)}")
+    spec = SPECS[notebook]
+    for name, value in values.items():
+        if name not in spec:
+            raise ParameterError(
+                f"{notebook}: unknown parameter {name!r}; valid: {sorted(spec)}")
+        try:
+            spec[name](value)
+        except ValueError as e:
+            raise ParameterError(f"{notebook}: parameter {name}={value!r} {e}") from None
+    missing = sorted(set(spec) - set(values))
+    if missing:
+        raise ParameterError(f"{notebook}: parameters {missing} have no value")
+    if notebook in CROSS:
+        try:
+            CROSS[notebook](values)
+        except ValueError as e:
+            raise ParameterError(f"{notebook}: {e}") from None
+    return values
+
+
+def check_notebook(notebook: str, namespace: dict[str, Any]) -> dict[str, Any]:
+    """Validate the notebook's parameters as they stand in its ``namespace`` (``globals()``)."""
+    if notebook not in SPECS:
+        raise ParameterError(f"unknown notebook {notebook!r}; known: {sorted(SPECS)}")
+    return validate(notebook, {k: namespace[k] for k in SPECS[notebook] if k in namespace})
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+# --- the notebooks' parameters -------------------------------------------------------------
+# One `register` per notebook, in book order. Each chapter adds its own block here.
+
+register("theory", seed=integer(0), vocab=integer(2))

@@ -1,0 +1,224 @@
+"""Execute the book's notebooks with papermill under a profile, then build the HTML book.
+
+    python -m rlvr_dynamics.run --profile cpu                       # everything
+    python -m rlvr_dynamics.run --profile cpu --nb toy_dynamics --param seeds=1000
+    python -m rlvr_dynamics.run --profile cpu --book-only           # rebuild pages only
+
+Every selected notebook's parameters are resolved and validated before the first one runs.
+Executed notebooks go to ``build/<profile>/book/notebooks/`` (a failed one to
+``build/<profile>/failed/``); the book is built from them without re-executing anything.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import logging
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jupytext
+import nbformat
+import yaml
+
+from rlvr_dynamics import REPO
+from rlvr_dynamics.params import ParameterError
+from rlvr_dynamics.profiles import notebook_defaults, resolve
+
+log = logging.getLogger("rlvr_dynamics.run")
+
+BOOK = REPO / "book"
+MATHJAX = REPO / ".cache" / "mathjax" / "node_modules" / "mathjax" / "es5"
+MATHJAX_PARTS = ["tex-mml-chtml.js", "input", "output/chtml", "ui"]
+
+
+def chapters() -> list[str]:
+    """Notebook names in book order, read from ``book/_toc.yml``."""
+    toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
+    names: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            f = node.get("file", "")
+            if f.startswith("notebooks/"):
+                names.append(f.removeprefix("notebooks/"))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(toc)
+    return names
+
+
+def parse_overrides(pairs: list[str], selected: list[str]) -> dict[str, dict[str, Any]]:
+    """``name=value`` or ``notebook.name=value`` -> per-notebook overrides.
+
+    An unqualified name applies to every selected notebook that declares it; a name that no
+    selected notebook declares is an error. Values are read as YAML (``1e-3`` as a float).
+    """
+    out: dict[str, dict[str, Any]] = {nb: {} for nb in selected}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ParameterError(f"--param {pair!r}: expected name=value")
+        value = _parse_value(raw)
+        nb, dot, name = key.rpartition(".")
+        targets = [nb] if dot else [n for n in selected if key in notebook_defaults(n)]
+        if dot and nb not in out:
+            raise ParameterError(f"--param {pair!r}: notebook {nb!r} is not selected")
+        if not targets:
+            raise ParameterError(f"--param {pair!r}: no selected notebook has a parameter "
+                                 f"{key!r} (selected: {selected})")
+        for t in targets:
+            out[t][name if dot else key] = value
+    return out
+
+
+def _parse_value(raw: str) -> Any:
+    value = yaml.safe_load(raw)
+    if isinstance(value, str):
+        for kind in (int, float):
+            try:
+                return kind(value)
+            except ValueError:
+                pass
+    return value
+
+
+def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
+    """Run one notebook with papermill; return the executed copy."""
+    import papermill
+
+    root = REPO / "build" / profile
+    source = root / "sources" / f"{notebook}.ipynb"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    jupytext.write(jupytext.read(REPO / "notebooks" / f"{notebook}.md"), source)
+    done = root / "book" / "notebooks" / f"{notebook}.ipynb"
+    running = done.with_name(f".{notebook}.running.ipynb")
+    running.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(source, running, parameters=parameters,
+                                   kernel_name="python3", cwd=str(REPO / "notebooks"),
+                                   progress_bar=True)
+    except BaseException:
+        failed = root / "failed" / f"{notebook}.ipynb"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        if running.exists():
+            os.replace(running, failed)
+            log.error("%s failed; the executed notebook is at %s", notebook, failed)
+        raise
+    os.replace(running, done)
+    return done
+
+
+def build_book(profile: str) -> Path:
+    """Build the HTML book from the notebooks executed under ``profile``."""
+    root = REPO / "build" / profile / "book"
+    executed = {p.stem for p in (root / "notebooks").glob("*.ipynb")}
+    missing = [c for c in chapters() if c not in executed]
+    if missing:
+        log.warning("not executed under %s yet, left out of this build: %s", profile, missing)
+    for item in BOOK.iterdir():
+        if item.name == "_toc.yml":
+            continue
+        target = root / item.name
+        if item.is_dir():
+            shutil.copytree(item, target, dirs_exist_ok=True)
+        else:
+            shutil.copy2(item, target)
+    toc = (BOOK / "_toc.yml").read_text()
+    for name in missing:
+        toc = "\n".join(line for line in toc.splitlines()
+                        if line.strip() != f"- file: notebooks/{name}")
+    (root / "_toc.yml").write_text(toc)
+    if not (MATHJAX / "tex-mml-chtml.js").is_file():
+        raise FileNotFoundError(f"MathJax not installed at {MATHJAX}: run `make install`")
+    for part in MATHJAX_PARTS:  # what the tex-mml-chtml component loads, nothing more
+        src, dst = MATHJAX / part, root / "_static" / "mathjax" / part
+        if src.is_dir():
+            shutil.copytree(src, dst, dirs_exist_ok=True)
+        else:
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    (root / "run_report.md").write_text(run_report(profile, root))
+    cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root),
+           "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
+    log.info("building the book: %s", " ".join(cmd))
+    subprocess.run(cmd, check=True)
+    return root / "_build" / "html" / "index.html"
+
+
+def run_report(profile: str, root: Path) -> str:
+    """A page recording how this build was made: commit, machine, time and parameters."""
+    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    lines = [
+        "# Run report", "",
+        f"This build was made under the **{profile}** profile from commit `{commit}`"
+        f"{' (with uncommitted changes)' if dirty else ''} on "
+        f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
+        f"on {platform.machine()} with {os.cpu_count()} CPU cores and Python "
+        f"{platform.python_version()}.", "",
+        "| chapter | executed at (UTC) | wall time |", "|---|---|---|",
+    ]
+    params_md = []
+    for name in chapters():
+        path = root / "notebooks" / f"{name}.ipynb"
+        if not path.is_file():
+            continue
+        meta = nbformat.read(path, as_version=4).metadata.get("papermill", {})
+        seconds = meta.get("duration") or 0.0
+        lines.append(f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
+                     f"| {seconds / 60:.1f} min |")
+        params = {k: v for k, v in meta.get("parameters", {}).items()}
+        params_md += [f"**{name}**", "", "```yaml", yaml.safe_dump(params, sort_keys=True).strip(),
+                      "```", ""]
+    lines += ["", "## Parameters of each chapter", "", *params_md]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--profile", default="cpu")
+    ap.add_argument("--nb", action="append", default=[],
+                    help="notebook(s) to execute (comma-separated or repeated); default all")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--book-only", action="store_true", help="only rebuild the HTML book")
+    ap.add_argument("--no-book", action="store_true", help="only execute the notebooks")
+    args = ap.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s",
+                        datefmt="%H:%M:%S")
+    try:
+        selected = [n for arg in args.nb for n in arg.split(",") if n] or chapters()
+        unknown = [n for n in selected if n not in chapters()]
+        if unknown:
+            raise ParameterError(f"unknown notebook(s) {unknown}; the book has {chapters()}")
+        if args.book_only:
+            selected = []
+        overrides = parse_overrides(args.param, selected)
+        # Resolve and validate everything before the first notebook starts.
+        resolved = {nb: resolve(args.profile, nb, overrides[nb]) for nb in selected}
+    except ParameterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    for i, nb in enumerate(selected, 1):
+        log.info("[%d/%d] %s under profile %s", i, len(selected), nb, args.profile)
+        start = time.time()
+        execute(args.profile, nb, resolved[nb])
+        log.info("[%d/%d] %s done in %.1f min", i, len(selected), nb, (time.time() - start) / 60)
+    if not args.no_book:
+        index = build_book(args.profile)
+        print(f"The book: {index}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,20 @@
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rlvr_dynamics import REPO
+
+
+@pytest.fixture(scope="session")
+def smoke_book(tmp_path_factory) -> Path:
+    """Execute every notebook under the smoke profile and build the book, once per session.
+
+    Results go to a fresh folder, so nothing cached by an earlier run is reused.
+    """
+    env = dict(os.environ, RLVR_RESULTS=str(tmp_path_factory.mktemp("results")))
+    subprocess.run([sys.executable, "-m", "rlvr_dynamics.run", "--profile", "smoke"],
+                   check=True, env=env, cwd=REPO)
+    return REPO / "build" / "smoke" / "book"

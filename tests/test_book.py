@@ -1,0 +1,51 @@
+"""The book under the smoke profile: every notebook executes, the book builds with warnings
+as errors, and each page holds its notebook's figures and math typeset from local files."""
+import re
+
+import nbformat
+import pytest
+
+from rlvr_dynamics.run import chapters
+
+pytestmark = pytest.mark.slow
+
+
+def test_every_chapter_executed_without_errors(smoke_book):
+    for name in chapters():
+        nb = nbformat.read(smoke_book / "notebooks" / f"{name}.ipynb", as_version=4)
+        errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                  if o.get("output_type") == "error"]
+        assert not errors, f"{name}: {errors[0].get('ename')}"
+        assert nb.metadata["papermill"]["parameters"]["profile"] == "smoke"
+
+
+def test_pages_hold_their_figures(smoke_book):
+    html = smoke_book / "_build" / "html"
+    for name in chapters():
+        nb = nbformat.read(smoke_book / "notebooks" / f"{name}.ipynb", as_version=4)
+        n_figures = sum("image/png" in o.get("data", {}) for c in nb.cells
+                        if c.cell_type == "code" for o in c.get("outputs", []))
+        page = (html / "notebooks" / f"{name}.html").read_text()
+        images = re.findall(r'<img[^>]+src="([^"]+)"', page)
+        assert len([s for s in images if "_images/" in s]) >= n_figures, name
+        for src in images:
+            assert (html / "notebooks" / src).resolve().is_file(), f"{name}: missing {src}"
+
+
+def test_math_is_typeset_from_local_files(smoke_book):
+    html = smoke_book / "_build" / "html"
+    for page in [html / "intro.html", *(html / "notebooks").glob("*.html")]:
+        text = page.read_text()
+        scripts = re.findall(r'<script[^>]+src="([^"]*mathjax[^"]*)"', text, flags=re.I)
+        assert scripts, f"{page.name}: no MathJax"
+        for src in scripts:
+            assert not src.startswith("http"), f"{page.name}: MathJax from {src}"
+            assert (page.parent / src.split("?")[0]).is_file()
+    assert (html / "_static" / "mathjax" / "output" / "chtml" / "fonts").is_dir()
+
+
+def test_run_report_lists_every_chapter(smoke_book):
+    report = (smoke_book / "run_report.md").read_text()
+    assert "**smoke** profile" in report
+    for name in chapters():
+        assert f"| {name} |" in report
