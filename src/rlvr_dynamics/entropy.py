@@ -22,7 +22,7 @@ def answer_entropy(answers: Sequence[str | None]) -> float:
         raise ValueError("answer_entropy needs at least one answer")
     counts = np.array(list(Counter(NA if a is None else a for a in answers).values()), float)
     p = counts / counts.sum()
-    return float(-(p * np.log(p)).sum())
+    return float(-(p * np.log(p)).sum()) + 0.0  # +0.0 turns -0.0 into 0.0
 
 
 def token_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
