@@ -1,0 +1,199 @@
+"""``TrainConfig``: everything that determines one training run, checked before any model loads.
+
+Sizes count completions, as TRL does. The paper's setting (Appendix C.2) of 1,024 prompts with 8
+rollouts each and mini-batches of 256 prompts is ``generation_batch=8192, num_generations=8,
+update_batch=2048``: each generation batch is followed by ``8192 / 2048 = 4`` optimizer updates,
+so from the second update on the policy differs from the one that sampled and the importance
+ratios (and clipping) are live. A training *step* is one generation batch and its updates, as on
+the x-axis of Figure 2.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rlvr_dynamics.tasks.sums import SumTask
+from rlvr_dynamics.training import algorithms
+
+if TYPE_CHECKING:
+    from rlvr_dynamics.pretrain import PretrainConfig
+
+BASE_MODEL = "sums-base"
+"""The ``model`` parameter value that names the tiny base model of the sums task."""
+
+TASKS = ("sums", "math")
+"""Tasks a run can name: the synthetic sums (``tasks.sums``) and MATH (``tasks.math``)."""
+
+LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
+"""TRL's normalisers for the clipped surrogate: ``dapo`` is verl's token-mean (what the paper
+ran), ``grpo`` is Eq. 2's ``1/G sum_i 1/|y_i| sum_t``."""
+
+_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    """One run. ``model`` is a ``PretrainConfig`` (the tiny base model, trained once and cached)
+    or a hub name / local folder; ``task`` is None (the base model's own task), ``"sums"`` or
+    ``"math"``; ``positive_weight`` is lambda (None: the algorithm's own, 1 or 0)."""
+
+    algorithm: str
+    model: PretrainConfig | str
+    task: SumTask | str | None
+    positive_weight: float | None
+    seed: int
+    steps: int
+    num_generations: int
+    generation_batch: int
+    update_batch: int
+    micro_batch: int
+    learning_rate: float
+    weight_decay: float
+    beta: float
+    epsilon: float
+    dual_clip: float | None
+    entropy_coef: float
+    temperature: float
+    max_completion_length: int
+    loss_type: str
+    eval_every: int
+    eval_problems: int
+    eval_batch: int
+    checkpoint_every: int
+    use_vllm: bool
+    context: int
+    bf16: bool
+    gradient_checkpointing: bool
+
+    def __post_init__(self) -> None:
+        default = algorithms.get(self.algorithm).positive_weight
+        if self.positive_weight is None:
+            object.__setattr__(self, "positive_weight", default)
+        elif default == 0.0 and self.positive_weight != 0.0:
+            raise ValueError(f"{self.algorithm} trains on negative samples only (lambda = 0); "
+                             f"set positive_weight on {self.algorithm.removesuffix('_n')} instead")
+        _check_model(self.model)
+        _check_task(self.model, self.task)
+        check_sizes(self.num_generations, self.generation_batch, self.update_batch, self.micro_batch)
+        for name, ok, rule in [
+            ("positive_weight", self.positive_weight >= 0, ">= 0"),
+            ("seed", self.seed >= 0, ">= 0"),
+            ("steps", self.steps >= 1, ">= 1"),
+            ("learning_rate", self.learning_rate > 0, "> 0"),
+            ("weight_decay", self.weight_decay >= 0, ">= 0"),
+            ("beta", self.beta >= 0, ">= 0"),
+            ("epsilon", 0 < self.epsilon < 1, "in (0, 1)"),
+            ("dual_clip", self.dual_clip is None or self.dual_clip > 1 + self.epsilon,
+             "None or > 1 + epsilon"),
+            ("entropy_coef", self.entropy_coef >= 0, ">= 0"),
+            ("temperature", self.temperature > 0, "> 0"),
+            ("max_completion_length", self.max_completion_length >= 1, ">= 1"),
+            ("loss_type", self.loss_type in LOSS_TYPES, f"one of {list(LOSS_TYPES)}"),
+            ("eval_every", self.eval_every >= 1, ">= 1"),
+            ("eval_problems", self.eval_problems >= 1, ">= 1"),
+            ("eval_batch", self.eval_batch >= 1, ">= 1"),
+            ("checkpoint_every", self.checkpoint_every >= 1, ">= 1"),
+            ("context", self.context > self.max_completion_length, "> max_completion_length"),
+        ]:
+            if not ok:
+                raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} must be {rule}")
+
+    @property
+    def updates_per_step(self) -> int:
+        """Optimizer updates per generation batch (4 in the paper)."""
+        return self.generation_batch // self.update_batch
+
+    @property
+    def label(self) -> str:
+        """``GRPO``, ``GSPO-N``, ... or ``GRPO lambda=0.25`` for the weighted family."""
+        alg = algorithms.get(self.algorithm)
+        if self.positive_weight == alg.positive_weight:
+            return alg.label
+        return f"{alg.label} λ={self.positive_weight:g}"
+
+    def replace(self, **changes: Any) -> TrainConfig:
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any], algorithm_name: str, seed: int,
+                    positive_weight: float | None = None) -> TrainConfig:
+        """The run of ``algorithm_name`` and ``seed`` under the training chapter's parameters."""
+        if params["model"] == BASE_MODEL:
+            from rlvr_dynamics.pretrain import PretrainConfig
+            model: PretrainConfig | str = PretrainConfig(
+                steps=params["base_steps"], hidden=params["base_hidden"],
+                layers=params["base_layers"])
+            task: str | None = None
+            if params["task"] != "sums":
+                raise ValueError(f"model={BASE_MODEL!r} is the base model of the sums task; "
+                                 f"task={params['task']!r} needs a model trained for it")
+        else:
+            model, task = params["model"], params["task"]
+        fields = {f.name for f in dataclasses.fields(cls)} - {
+            "algorithm", "model", "task", "positive_weight", "seed"}
+        return cls(algorithm=algorithm_name, model=model, task=task, positive_weight=positive_weight,
+                   seed=seed, **{k: params[k] for k in fields})
+
+
+def check_sizes(num_generations: int, generation_batch: int, update_batch: int,
+                micro_batch: int, world_size: int = 1) -> None:
+    """The batch sizes fit together: whole groups of ``num_generations`` completions per
+    generation batch, a whole number of updates per generation batch, and a whole number of
+    micro-batches (on ``world_size`` devices) per update."""
+    if num_generations < 2:
+        raise ValueError(f"num_generations={num_generations} must be >= 2 (group advantages)")
+    for name, value in [("generation_batch", generation_batch), ("update_batch", update_batch),
+                        ("micro_batch", micro_batch)]:
+        if value < 1:
+            raise ValueError(f"{name}={value} must be >= 1")
+    if generation_batch % num_generations:
+        raise ValueError(f"generation_batch={generation_batch} is not divisible by "
+                         f"num_generations={num_generations}: a batch must hold whole groups")
+    if generation_batch % update_batch:
+        raise ValueError(f"generation_batch={generation_batch} is not divisible by "
+                         f"update_batch={update_batch}: each generation needs whole updates")
+    if update_batch % (micro_batch * world_size):
+        raise ValueError(f"update_batch={update_batch} is not divisible by micro_batch="
+                         f"{micro_batch} x {world_size} device(s)")
+
+
+def world_size() -> int:
+    """Processes in this launch (``accelerate launch`` / ``torchrun`` set ``WORLD_SIZE``)."""
+    return int(os.environ.get("WORLD_SIZE", "1"))
+
+
+def is_local_path(name: str) -> bool:
+    """A folder on disk rather than a hub name such as ``Qwen/Qwen2.5-Math-7B``."""
+    return Path(name).expanduser().exists() or not _HUB_ID.match(name)
+
+
+def _check_model(model: Any) -> None:
+    if isinstance(model, str):
+        if not model:
+            raise ValueError("TrainConfig.model must not be empty")
+        if is_local_path(model) and not (Path(model).expanduser() / "config.json").is_file():
+            raise FileNotFoundError(f"TrainConfig.model={model!r}: no model there (config.json "
+                                    "missing); give a folder saved with save_pretrained or a "
+                                    "hub name like 'Qwen/Qwen2.5-Math-7B'")
+        return
+    from rlvr_dynamics.pretrain import PretrainConfig
+    if not isinstance(model, PretrainConfig):
+        raise TypeError(f"TrainConfig.model must be a PretrainConfig or a str, got "
+                        f"{type(model).__name__}")
+
+
+def _check_task(model: Any, task: Any) -> None:
+    if task is None:
+        if isinstance(model, str):
+            raise ValueError("TrainConfig.task is needed when the model is not a base model "
+                             "of this project (a PretrainConfig carries its own task)")
+    elif isinstance(task, str):
+        if task not in TASKS:
+            raise ValueError(f"unknown task {task!r}; valid: {list(TASKS)}")
+    elif not (hasattr(task, "problems") and hasattr(task, "verify")):
+        raise TypeError(f"TrainConfig.task must be None, a task name or a Task, got "
+                        f"{type(task).__name__}")

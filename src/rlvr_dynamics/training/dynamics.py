@@ -1,0 +1,98 @@
+"""The training dynamics of Figure 2, logged while a run trains.
+
+Figure 2 shows, per training step: the greedy-decoding accuracy and the model's entropy on the
+held-out test set, the actor's entropy on its own rollouts, and the mean reward. TRL logs the
+last two (``entropy``, ``reward``) together with the KL to the reference (``kl``), the clip
+fraction (``clip_ratio/region_mean``) and, from ``GRPONTrainer``, the fraction of negative
+samples (``frac_negative``). ``DynamicsCallback`` adds the held-out pair every few steps:
+
+* greedy accuracy: the fraction of held-out problems whose greedy completion is correct;
+* held-out token entropy: TokenEntropy of Appendix C.5 on those greedy completions, the
+  full-vocabulary entropy H(p_t) at each generated position (up to and including the stop
+  token) averaged over the completion, then over problems. The paper does not say on which
+  completions its test-set entropy is taken; greedy ones cost no sampling and use no random
+  numbers, so logging them leaves the training run itself unchanged.
+
+Everything goes into the Trainer's ``log_history``, which every checkpoint saves and a resumed
+run restores, so the curves of a resumed run are those of an uninterrupted one.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+
+from rlvr_dynamics.entropy import completion_token_entropy
+from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, encode
+from rlvr_dynamics.tasks.base import Problem, Task
+from rlvr_dynamics.training.data import prompt_text
+
+TRAIN_KEYS = {"reward": "reward", "actor_entropy": "entropy", "kl": "kl",
+              "clip_fraction": "clip_ratio/region_mean", "frac_negative": "frac_negative"}
+"""Our names for the metrics that TRL (and ``GRPONTrainer``) log at each training step."""
+
+HELDOUT_KEYS = ("greedy_accuracy", "heldout_entropy")
+
+
+@torch.no_grad()
+def greedy_heldout(model, tokenizer, task: Task, problems: list[Problem], max_new_tokens: int,
+                   batch_size: int, progress: bool = True) -> torch.Tensor:
+    """Greedy completions of ``problems`` (``sampling``'s transformers backend) and their
+    teacher-forced token entropies (``entropy``): (number correct, number of problems, sum over
+    problems of the mean token entropy of their completion, number of non-empty completions),
+    as sums so that shards from several processes add up."""
+    texts = [prompt_text(tokenizer, p.prompt) for p in problems]
+    backend = TransformersBackend(model, tokenizer, batch_size=batch_size, progress=progress)
+    greedy = [c[0] for c in backend.generate(texts, SamplingParams(temperature=0,
+                                                                   max_tokens=max_new_tokens))]
+    correct = sum(task.verify(c.text, p.answer) for c, p in zip(greedy, problems))
+    h = completion_token_entropy(model, [encode(tokenizer, t) for t in texts],
+                                 [c.token_ids for c in greedy])
+    means = [float(x.mean()) for x in h if len(x)]
+    return torch.tensor([correct, len(problems), sum(means), len(means)], dtype=torch.float64)
+
+
+class DynamicsCallback(TrainerCallback):
+    """Every ``every`` optimizer updates (and before the first), the held-out greedy accuracy
+    and token entropy, appended to the trainer's ``log_history`` at the current update."""
+
+    def __init__(self, trainer, task: Task, problems: list[Problem], every: int,
+                 max_new_tokens: int, batch_size: int) -> None:
+        self.trainer, self.task, self.problems = trainer, task, problems
+        self.every, self.max_new_tokens, self.batch_size = every, max_new_tokens, batch_size
+
+    def on_train_begin(self, args, state, control, **kwargs: Any) -> None:
+        if state.global_step == 0:  # a resumed run has it in its restored log_history
+            self.evaluate(state)
+
+    def on_step_end(self, args, state, control, **kwargs: Any) -> None:
+        if state.global_step % self.every == 0 or state.global_step == state.max_steps:
+            self.evaluate(state)
+
+    def evaluate(self, state) -> None:
+        from trl.models import unwrap_model_for_generation
+
+        acc = self.trainer.accelerator
+        shard = self.problems[acc.process_index::acc.num_processes]
+        with unwrap_model_for_generation(self.trainer.model_wrapped, acc) as model:
+            totals = greedy_heldout(model, self.trainer.processing_class, self.task, shard,
+                                    self.max_new_tokens, self.batch_size,
+                                    progress=acc.is_main_process)
+        correct, n, entropy, nonempty = acc.reduce(totals.to(acc.device), reduction="sum").tolist()
+        state.log_history.append({"step": state.global_step, "greedy_accuracy": correct / n,
+                                  "heldout_entropy": entropy / max(nonempty, 1.0)})
+
+
+def records(log_history: list[dict[str, Any]], updates_per_step: int) -> list[dict[str, Any]]:
+    """One record per logged training step (Figure 2's x-axis: generation steps), merging the
+    held-out entries and TRL's per-step metrics under the names of ``TRAIN_KEYS``."""
+    by_step: dict[int, dict[str, Any]] = {}
+    for entry in log_history:
+        if "step" not in entry:
+            continue
+        row = by_step.setdefault(entry["step"], {"update": entry["step"],
+                                                 "step": entry["step"] / updates_per_step})
+        row.update({k: entry[k] for k in HELDOUT_KEYS if k in entry})
+        row.update({ours: entry[theirs] for ours, theirs in TRAIN_KEYS.items() if theirs in entry})
+    return [by_step[s] for s in sorted(by_step)]

@@ -1,0 +1,191 @@
+"""Train one run and keep it: ``train(cfg, profile)`` returns the run's folder,
+
+    results/<profile>/training/<algorithm>-seed<seed>-<config key>/
+        config.json      the TrainConfig
+        checkpoints/     TRL checkpoints while the run trains (removed when it is done)
+        model/           the final policy and its tokenizer
+        dynamics.json    one record per logged step (``dynamics.records``)
+        done.json        written last: the run is complete
+
+A finished run is found by its configuration and returned as it is (``recompute=True`` trains it
+again); an unfinished one resumes from its last complete checkpoint. Checkpoints fall on
+generation boundaries, where a restart regenerates exactly what the killed run would have.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import shutil
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from rlvr_dynamics.store import config_key, read_json, results_dir, write_json
+from rlvr_dynamics.training import algorithms
+from rlvr_dynamics.training.config import TrainConfig, check_sizes, is_local_path, world_size
+
+log = logging.getLogger(__name__)
+
+CHAPTER = "training"
+
+
+def run_dir(cfg: TrainConfig, profile: str) -> Path:
+    """Where the run of ``cfg`` lives under ``profile`` (named by its configuration)."""
+    return (results_dir(profile, CHAPTER)
+            / f"{cfg.algorithm}-seed{cfg.seed}-{config_key(dataclasses.asdict(cfg))}")
+
+
+def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
+    """Train ``cfg`` (or find it trained) and return its folder."""
+    out = run_dir(cfg, profile)
+    if (out / "done.json").is_file() and not recompute:
+        log.info("%s: found finished run %s", cfg.label, out.name)
+        return out
+    if recompute and out.exists():
+        shutil.rmtree(out)
+    trainer = build_trainer(cfg, out, profile)
+    write_json(out / "config.json", dataclasses.asdict(cfg))
+    checkpoint = last_checkpoint(out / "checkpoints")
+    if checkpoint is not None:
+        log.info("%s: resuming from %s", cfg.label, checkpoint.name)
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    trainer.save_model(str(out / "model"))
+    if trainer.accelerator.is_main_process:
+        from rlvr_dynamics.training.dynamics import records
+        write_json(out / "dynamics.json", records(trainer.state.log_history, cfg.updates_per_step))
+        write_json(out / "done.json", {"label": cfg.label, "updates": trainer.state.global_step})
+        shutil.rmtree(out / "checkpoints", ignore_errors=True)
+    return out
+
+
+def grpo_args(cfg: TrainConfig, output_dir: Path):
+    """TRL's arguments for ``cfg`` on this launch's devices (Appendix C.2 for the paper profile)."""
+    from rlvr_dynamics.training.trainer import GRPONConfig
+
+    devices = world_size()
+    check_sizes(cfg.num_generations, cfg.generation_batch, cfg.update_batch, cfg.micro_batch,
+                devices)
+    accumulation = cfg.update_batch // (cfg.micro_batch * devices)
+    updates = cfg.updates_per_step
+    gpu = torch.cuda.is_available()
+    return GRPONConfig(
+        output_dir=str(output_dir),
+        seed=cfg.seed,
+        # the algorithm
+        positive_weight=cfg.positive_weight,
+        importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
+        loss_type=cfg.loss_type,
+        scale_rewards="group",
+        num_iterations=1,
+        epsilon=cfg.epsilon,
+        delta=cfg.dual_clip,  # bounds the ratio of negative samples: verl's dual clip
+        beta=cfg.beta,
+        entropy_coef=cfg.entropy_coef,
+        # batches: one generation batch, then `updates` optimizer updates on its parts
+        num_generations=cfg.num_generations,
+        per_device_train_batch_size=cfg.micro_batch,
+        gradient_accumulation_steps=accumulation,
+        steps_per_generation=accumulation * updates,
+        max_steps=cfg.steps * updates,
+        # optimizer: AdamW at a constant rate (verl's default: no warm-up, weight decay 0.01)
+        learning_rate=cfg.learning_rate,
+        lr_scheduler_type="constant",
+        weight_decay=cfg.weight_decay,
+        max_grad_norm=1.0,
+        # generation
+        temperature=cfg.temperature,
+        top_p=1.0,
+        max_completion_length=cfg.max_completion_length,
+        use_vllm=cfg.use_vllm,
+        vllm_mode="colocate",
+        vllm_max_model_length=cfg.context,
+        vllm_enable_sleep_mode=cfg.use_vllm,
+        # devices and precision
+        use_cpu=not gpu,
+        bf16=cfg.bf16,
+        gradient_checkpointing=cfg.gradient_checkpointing,
+        # logging and checkpoints: every step, and at generation boundaries
+        logging_steps=updates,
+        save_strategy="steps",
+        save_steps=cfg.checkpoint_every * updates,
+        save_total_limit=2,
+        report_to="none",
+        disable_tqdm=False,
+    )
+
+
+def build_trainer(cfg: TrainConfig, out: Path, profile: str):
+    """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the dynamics callback.
+
+    Everything that can be checked without a model (the configuration, the batch sizes on this
+    launch's devices, TRL's own argument checks) is checked before the model loads.
+    """
+    from rlvr_dynamics.training.data import dataset, resolve_task, reward_function
+    from rlvr_dynamics.training.dynamics import DynamicsCallback
+    from rlvr_dynamics.training.trainer import GRPONTrainer
+
+    args = grpo_args(cfg, out / "checkpoints")
+    model, tokenizer = load_model(cfg, profile)
+    task = resolve_task(cfg.task, cfg.model)
+    heldout = task.problems("test")[:cfg.eval_problems]
+    trainer = GRPONTrainer(model=model, reward_funcs=reward_function(task), args=args,
+                           train_dataset=dataset(task.problems("train"), tokenizer),
+                           processing_class=tokenizer)
+    trainer.add_callback(DynamicsCallback(trainer, task, heldout,
+                                          every=cfg.eval_every * cfg.updates_per_step,
+                                          max_new_tokens=cfg.max_completion_length,
+                                          batch_size=cfg.eval_batch))
+    return trainer
+
+
+def load_model(cfg: TrainConfig, profile: str):
+    """The base policy and its tokenizer: the cached tiny base model of a ``PretrainConfig``, a
+    local folder, or a hub model."""
+    from rlvr_dynamics.models import load_pretrained, load_tiny
+
+    if not isinstance(cfg.model, str):
+        from rlvr_dynamics.pretrain import base_model
+        return base_model(cfg.model, profile)
+    if is_local_path(cfg.model) and is_char_model(Path(cfg.model)):
+        return load_tiny(cfg.model)
+    dtype = torch.bfloat16 if cfg.bf16 else torch.float32
+    return load_pretrained(cfg.model, dtype=dtype)
+
+
+def is_char_model(path: Path) -> bool:
+    """A tiny model of this project (its tokenizer is the character-level one)."""
+    tok = path / "tokenizer.json"
+    return tok.is_file() and json.loads(tok.read_text()).get("model", {}).get("type") == "WordLevel"
+
+
+def last_checkpoint(folder: Path) -> Path | None:
+    """The newest complete checkpoint in ``folder``; incomplete ones (a run killed while saving:
+    ``trainer_state.json``, written last, missing or unreadable) are removed."""
+    if not folder.is_dir():
+        return None
+    complete = []
+    for path in folder.glob("checkpoint-*"):
+        try:
+            json.loads((path / "trainer_state.json").read_text())
+            complete.append(path)
+        except (OSError, ValueError):
+            log.warning("removing incomplete checkpoint %s", path)
+            shutil.rmtree(path, ignore_errors=True)
+    return max(complete, key=lambda p: int(p.name.split("-")[1]), default=None)
+
+
+# --- reading a finished run ------------------------------------------------------------------
+
+def load_dynamics(run: Path) -> list[dict[str, Any]]:
+    """The logged dynamics of a finished run (``dynamics.records``)."""
+    return read_json(Path(run) / "dynamics.json")
+
+
+def load_final_model(run: Path):
+    """The final policy of a finished run and its tokenizer."""
+    from rlvr_dynamics.models import load_pretrained, load_tiny
+
+    path = Path(run) / "model"
+    return load_tiny(path) if is_char_model(path) else load_pretrained(str(path))
