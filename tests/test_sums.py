@@ -1,0 +1,173 @@
+"""The sums task: grading on hand cases, splits, and the author's corpus against its exact
+distributions (tolerances: 5 binomial standard deviations of the sample size)."""
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from rlvr_dynamics.tasks.sums import (Author, SumTask, add_columns, author_logprob, carry_units,
+                                      corpus, corrections, direct_completion,
+                                      direct_distribution, extract, path, prompt,
+                                      stepwise_completion, success_probability, terms_of)
+
+
+def within(freq: float, p: float, n: int) -> bool:
+    return abs(freq - p) <= 5 * math.sqrt(p * (1 - p) / n) + 1e-12
+
+
+# --- grading -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("completion, answer, kind, bangs", [
+    ("#157", "157", "direct", 0),
+    ("23+48=71;71+71=142;142+15=157;#157", "157", "stepwise", 0),
+    ("23+48=61!71;71+71=142;#142", "142", "stepwise", 1),
+    ("23+48=71;#71#72", "72", "stepwise", 0),      # the last '#' counts
+    ("#", None, "direct", 0),                      # nothing after '#': NA
+    ("#15a", None, "direct", 0),
+    ("71;", None, "stepwise", 0),                  # no '#': NA
+    ("", None, "other", 0),
+    ("+3", None, "other", 0),
+])
+def test_extract_path_corrections(completion, answer, kind, bangs):
+    assert extract(completion) == answer
+    assert path(completion) == kind
+    assert corrections(completion) == bangs
+
+
+def test_verify_compares_the_extracted_answer():
+    task = SumTask()
+    assert task.verify("#157", "157") and not task.verify("#1570", "157")
+    assert not task.verify("23+48=71", "71")
+
+
+def test_prompt_and_terms_are_inverse():
+    assert prompt((23, 48, 71)) == "23+48+71="
+    assert terms_of("23+48+71=") == (23, 48, 71)
+
+
+# --- splits --------------------------------------------------------------------------------
+
+def test_splits_are_deterministic_disjoint_and_in_range():
+    task = SumTask(size=(("train", 300), ("test", 100), ("ood", 100)))
+    splits = {s: task.problems(s) for s in ("train", "test", "ood")}
+    assert [p.prompt for p in task.problems("test")] == [p.prompt for p in splits["test"]]
+    terms = {s: {p.meta["terms"] for p in ps} for s, ps in splits.items()}
+    assert all(len(terms[s]) == len(splits[s]) for s in splits)        # no repeats within
+    assert not terms["train"] & terms["test"] and not terms["train"] & terms["ood"]
+    assert not terms["test"] & terms["ood"]
+    assert task.held_out() == terms["test"] | terms["ood"]
+    for s, (lo, hi) in {"train": (2, 4), "test": (2, 4), "ood": (5, 6)}.items():
+        for p in splits[s]:
+            t = p.meta["terms"]
+            assert lo <= len(t) <= hi and all(10 <= x <= 99 for x in t)
+            assert p.answer == str(sum(t)) and p.prompt == prompt(t)
+            assert p.meta["carries"] == carry_units(t)
+    other = SumTask(seed=1, size=(("train", 300), ("test", 100), ("ood", 100)))
+    assert [p.prompt for p in other.problems("test")] != [p.prompt for p in splits["test"]]
+
+
+def test_bad_task_and_author_settings_are_named():
+    with pytest.raises(ValueError, match="SumTask.digits"):
+        SumTask(digits=0)
+    with pytest.raises(ValueError, match="SumTask.operands"):
+        SumTask(operands=(("train", 1, 4), ("test", 2, 4), ("ood", 5, 6)))
+    with pytest.raises(ValueError, match="Author.carry_slip"):
+        Author(carry_slip=1.5)
+    with pytest.raises(ValueError, match="step_slip \\+ Author.correction"):
+        Author(step_slip=0.6, correction=0.6)
+    with pytest.raises(ValueError, match="unknown split"):
+        SumTask().problems("dev")
+
+
+# --- column addition and the direct path ---------------------------------------------------
+
+def test_column_addition_is_exact_without_drops_and_carries_are_counted():
+    rng = np.random.default_rng(0)
+    for _ in range(500):
+        terms = tuple(int(x) for x in rng.integers(1, 1000, size=rng.integers(2, 8)))
+        assert add_columns(terms, lambda c, u: 0) == sum(terms)
+    assert carry_units((38, 11, 56)) == (1, 1)     # 8+1+6 = 15; 3+1+5+1 = 10
+    assert carry_units((99,) * 6) == (5, 5)        # 54; 54+5 = 59
+    assert carry_units((12, 13)) == ()
+    # forgetting the units carry of 38+11+56 makes the tens column 9: no second carry
+    assert add_columns((38, 11, 56), lambda c, u: u if c == 0 else 0) == 95
+
+
+def test_direct_distribution_is_exact_on_a_hand_case():
+    d = direct_distribution((38, 11, 56), 0.3)
+    assert d == pytest.approx({"105": 0.49, "5": 0.21, "95": 0.3})
+
+
+@pytest.mark.parametrize("terms", [(23, 48, 71, 15), (99, 99, 99, 99, 99, 99), (12, 13),
+                                   (57, 68, 79, 86, 95)])
+def test_direct_distribution_sums_to_one_and_only_undershoots(terms):
+    for s in (0.0, 0.3, 0.8):
+        d = direct_distribution(terms, s)
+        assert sum(d.values()) == pytest.approx(1.0)
+        assert d.get(str(sum(terms)), 0) == pytest.approx((1 - s) ** sum(carry_units(terms)))
+        assert all(int(a) < sum(terms) for a in d if a != str(sum(terms)))
+
+
+def test_sampled_direct_answers_follow_the_exact_distribution():
+    terms, author, n = (57, 68, 79, 86), Author(carry_slip=0.3), 20000
+    rng = np.random.default_rng(1)
+    counts = Counter(direct_completion(terms, author, rng)[1:] for _ in range(n))
+    exact = direct_distribution(terms, author.carry_slip)
+    assert set(counts) <= set(exact)
+    for answer, p in exact.items():
+        assert within(counts[answer] / n, p, n), (answer, counts[answer] / n, p)
+
+
+# --- the whole author ----------------------------------------------------------------------
+
+def test_every_completion_has_its_exact_probability():
+    """Frequencies of all completions (both paths, slips and corrections) against
+    exp(author_logprob), for an author that errs often enough to visit every branch."""
+    author = Author(stepwise=0.4, carry_slip=0.3, step_slip=0.1, correction=0.2)
+    terms, n = (95, 5, 47), 40000
+    rng = np.random.default_rng(2)
+    counts = Counter((stepwise_completion if rng.random() < author.stepwise
+                      else direct_completion)(terms, author, rng) for _ in range(n))
+    probs = {c: math.exp(author_logprob(terms, c, author)) for c in counts}
+    assert sum(probs.values()) == pytest.approx(1.0, abs=1e-9)  # every branch was seen
+    assert any("!" in c for c in counts) and any(path(c) == "direct" for c in counts)
+    for c, k in counts.items():
+        assert within(k / n, probs[c], n), (c, k / n, probs[c])
+
+
+def test_author_logprob_rejects_what_the_author_never_writes():
+    author = Author()
+    assert author_logprob((23, 48), "#70", author) == -math.inf      # an overshoot
+    assert author_logprob((23, 48), "23+48=71;#72", author) == -math.inf
+    assert author_logprob((23, 48), "23+49=72;#72", author) == -math.inf
+    assert author_logprob((23, 48), "23+48=71;#71", author) == pytest.approx(
+        math.log(author.stepwise * (1 - author.step_slip - author.correction)))
+
+
+def test_corpus_statistics_match_the_author():
+    author, n = Author(stepwise=0.1, carry_slip=0.3, step_slip=0.05, correction=0.1), 6000
+    rng = np.random.default_rng(3)
+    exclude = SumTask().held_out()
+    pairs = corpus(author, n, (2, 6), 2, rng, exclude)
+    assert not {terms_of(p) for p, _ in pairs} & exclude
+    assert {len(terms_of(p)) for p, _ in pairs} == {2, 3, 4, 5, 6}
+    step = [(p, c) for p, c in pairs if path(c) == "stepwise"]
+    assert within(len(step) / n, author.stepwise, n)
+    # direct accuracy: its expectation over these very problems is exact
+    direct = [(terms_of(p), c) for p, c in pairs if path(c) == "direct"]
+    expected = np.mean([(1 - author.carry_slip) ** sum(carry_units(t)) for t, _ in direct])
+    observed = np.mean([c == f"#{sum(t)}" for t, c in direct])
+    assert abs(observed - expected) <= 5 * math.sqrt(0.25 / len(direct))
+    # stepwise: per step, slips kept and slips corrected
+    steps = sum(len(terms_of(p)) - 1 for p, _ in step)
+    assert within(sum(corrections(c) for _, c in step) / steps, author.correction, steps)
+    right = np.mean([extract(c) == str(sum(terms_of(p))) for p, c in step])
+    expected = np.mean([(1 - author.step_slip) ** (len(terms_of(p)) - 1) for p, _ in step])
+    assert abs(right - expected) <= 5 * math.sqrt(0.25 / len(step))
+
+
+def test_success_probability_is_the_mixture_of_the_two_paths():
+    author = Author(stepwise=0.2, carry_slip=0.5, step_slip=0.1, correction=0.0)
+    terms = (99, 99, 99)                                  # 27 -> 2 units; 27+2=29 -> 2 units
+    assert success_probability(terms, author) == pytest.approx(0.8 * 0.5 ** 4 + 0.2 * 0.9 ** 2)
