@@ -1,0 +1,243 @@
+"""The training stack: the -N indicator and the lambda weight checked by autograd on a small
+model, GSPO's sequence-level ratio against its definition, bad configurations refused before any
+model loads, a short run of each algorithm, and a finished run found again instead of retrained.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import torch
+
+from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
+from rlvr_dynamics.tasks.sums import ALPHABET, SumTask
+from rlvr_dynamics.training import algorithms
+from rlvr_dynamics.training.config import TrainConfig
+
+torch.set_num_threads(1)
+
+PROMPTS, G = 8, 4
+
+
+@dataclass(frozen=True)
+class Parity(SumTask):
+    """A stand-in task on which an untrained model earns mixed rewards: a completion is
+    'correct' when its length is even."""
+
+    size: tuple[tuple[str, int], ...] = (("train", 32), ("test", 8), ("ood", 2))
+
+    def verify(self, completion: str, answer: str) -> bool:
+        return len(completion) % 2 == 0
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> str:
+    """An untrained tiny Qwen2 with the sums tokenizer, saved (TRL's reference model loads
+    from the policy's path)."""
+    path = tmp_path_factory.mktemp("tiny")
+    tok = char_tokenizer(ALPHABET)
+    tiny_qwen2(tok, hidden=32, layers=2, seed=0).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
+def config(tiny: str, algorithm: str = "grpo", **changes) -> TrainConfig:
+    base = dict(algorithm=algorithm, model=tiny, task=Parity(), positive_weight=None, seed=0,
+                steps=2, num_generations=G, generation_batch=PROMPTS * G,
+                update_batch=PROMPTS * G // 2, micro_batch=PROMPTS * G // 2,
+                learning_rate=1e-3, weight_decay=0.01, beta=0.0, epsilon=0.2, dual_clip=3.0,
+                entropy_coef=0.0, temperature=1.0, max_completion_length=12, loss_type="dapo",
+                eval_every=1, eval_problems=8, eval_batch=8, checkpoint_every=1,
+                use_vllm=False, context=64, bf16=False, gradient_checkpointing=False)
+    return TrainConfig(**{**base, **changes})
+
+
+def generation(cfg: TrainConfig, tmp_path: Path):
+    """A trainer of ``cfg`` and one generation batch through TRL's own path (seeded, so that
+    every algorithm sees the same completions), after which the policy is moved off the one
+    that sampled, so that importance ratios differ from 1 and clipping is live."""
+    from rlvr_dynamics.training.run import build_trainer
+
+    trainer = build_trainer(cfg, tmp_path / cfg.algorithm, "smoke")
+    trainer.model.train()
+    trainer.current_gradient_accumulation_steps = 1
+    rows = [trainer.train_dataset[i] for i in range(PROMPTS) for _ in range(G)]
+    torch.manual_seed(0)
+    batch = trainer._generate_and_score_completions(rows)
+    noise = torch.Generator().manual_seed(1)
+    with torch.no_grad():
+        for p in trainer.model.parameters():
+            p.add_(0.05 * torch.randn(p.shape, generator=noise))
+    return trainer, batch
+
+
+def hidden_grads(trainer, batch) -> torch.Tensor:
+    """d loss / d h, h the last hidden states (what TRL's fused LM head turns into log-probs),
+    one (T, d) slice per sample: sample i moves the parameters only through its own h."""
+    outputs = []
+
+    def keep(module, args, out):
+        out.retain_grad()
+        outputs.append(out)
+
+    hook = trainer.model.model.norm.register_forward_hook(keep)
+    trainer.model.zero_grad()
+    trainer._compute_loss(trainer.model, batch).backward()
+    hook.remove()
+    (hidden,) = outputs
+    return hidden.grad
+
+
+@pytest.mark.parametrize("standard,negative", [("grpo", "grpo_n"), ("gspo", "gspo_n")])
+@pytest.mark.parametrize("loss_type", ["dapo", "grpo"])
+def test_minus_n_zeroes_positive_samples_and_keeps_negative_ones(tiny, tmp_path, standard,
+                                                                   negative, loss_type):
+    full, batch = generation(config(tiny, standard, loss_type=loss_type), tmp_path)
+    neg, batch_n = generation(config(tiny, negative, loss_type=loss_type), tmp_path)
+    assert torch.equal(batch["completion_ids"], batch_n["completion_ids"])
+    A = batch["advantages"]
+    assert (A > 0).any() and (A < 0).any(), "the stand-in task must give mixed rewards"
+    assert torch.equal(batch_n["advantages"], torch.where(A < 0, A, torch.zeros_like(A)))
+
+    g, g_n = hidden_grads(full, batch), hidden_grads(neg, batch_n)
+    assert full._metrics["train"]["clip_ratio/region_mean"][-1] > 0, "clipping must be live"
+    for i, a in enumerate(A.tolist()):
+        if a < 0:
+            assert torch.equal(g_n[i], g[i]), f"sample {i} (A={a:.3f}) lost its gradient"
+        else:
+            assert g_n[i].count_nonzero() == 0, f"sample {i} (A={a:.3f}) got a gradient"
+            assert a == 0 or g[i].count_nonzero() > 0  # under GRPO it does get one
+
+
+def test_minus_n_parameter_gradient_is_grpo_on_the_negative_samples(tiny, tmp_path):
+    """In parameter space: GRPO-N on the whole batch is GRPO on its negative samples alone
+    (token-mean normaliser of the whole batch kept, as the indicator inside Eq. 2 keeps it)."""
+    full, batch = generation(config(tiny, "grpo"), tmp_path)
+    neg, batch_n = generation(config(tiny, "grpo_n"), tmp_path)
+    B = len(batch["advantages"])
+    rows = (batch["advantages"] < 0).nonzero().squeeze(1)
+    sub = {k: v[rows] if torch.is_tensor(v) and v.dim() and len(v) == B else v
+           for k, v in batch.items()}  # num_items_in_batch (the normaliser) stays
+    grads = []
+    for trainer, inputs in [(neg, batch_n), (full, sub)]:
+        trainer.model.zero_grad()
+        trainer._compute_loss(trainer.model, inputs).backward()
+        grads.append(torch.cat([p.grad.flatten() for p in trainer.model.parameters()]))
+    scale = grads[0].abs().max()
+    assert scale > 0
+    # equal up to float32 rounding: the sub-batch sums the same terms in another order
+    torch.testing.assert_close(grads[0], grads[1], rtol=1e-4, atol=1e-6 * scale.item())
+
+
+def test_lambda_scales_only_the_positive_samples(tiny, tmp_path):
+    full, batch = generation(config(tiny, "grpo"), tmp_path)
+    half, batch_h = generation(config(tiny, "grpo", positive_weight=0.5), tmp_path)
+    A = batch["advantages"]
+    g, g_h = hidden_grads(full, batch), hidden_grads(half, batch_h)
+    for i, a in enumerate(A.tolist()):
+        torch.testing.assert_close(g_h[i], g[i] * (0.5 if a > 0 else 1.0), rtol=1e-6, atol=0)
+
+
+def test_kl_and_entropy_terms_still_act_on_dropped_samples(tiny, tmp_path):
+    """With a KL penalty and an entropy bonus, a positive sample under GRPO-N gets exactly the
+    regularisers' gradient (that of a zero advantage) and a negative one GRPO's gradient."""
+    reg = dict(beta=0.05, entropy_coef=0.01)
+    full, batch = generation(config(tiny, "grpo", **reg), tmp_path)
+    neg, batch_n = generation(config(tiny, "grpo_n", **reg), tmp_path)
+    A = batch["advantages"]
+    zero = {**batch, "advantages": torch.zeros_like(A)}
+    g, g_n, g_0 = hidden_grads(full, batch), hidden_grads(neg, batch_n), hidden_grads(full, zero)
+    for i, a in enumerate(A.tolist()):
+        if a < 0:
+            assert torch.equal(g_n[i], g[i])
+        else:
+            assert g_0[i].count_nonzero() > 0
+            torch.testing.assert_close(g_n[i], g_0[i], rtol=1e-6, atol=1e-12)
+
+
+def test_sequence_ratio_matches_its_definition(tiny, tmp_path):
+    """GSPO: w_i = (pi_theta(y_i|x) / pi_old(y_i|x))^(1/|y_i|), computed here from two plain
+    forward passes (the sampling model and the moved one), against the w_i inside TRL's loss:
+    with A_i = -1 on sample i alone, no clipping in reach and Eq. 2's normaliser, the loss is
+    w_i / B."""
+    from rlvr_dynamics.training.run import load_model
+
+    cfg = config(tiny, "gspo", loss_type="grpo", epsilon=0.9, dual_clip=None)
+    trainer, batch = generation(cfg, tmp_path)
+    old, _ = load_model(cfg, "smoke")
+    ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], 1)
+    attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
+    mask = batch["completion_mask"].float()
+    T = batch["completion_ids"].shape[1]
+
+    def seq_logp(model):
+        with torch.no_grad():
+            logits = model(input_ids=ids, attention_mask=attention).logits[:, -T - 1:-1]
+        logp = torch.log_softmax(logits.double(), -1).gather(-1, batch["completion_ids"][..., None])
+        return (logp.squeeze(-1) * mask).sum(-1)
+
+    w = torch.exp((seq_logp(trainer.model) - seq_logp(old)) / mask.sum(-1))
+    assert ((w - 1).abs() > 1e-3).any() and ((w - 1).abs() < 0.8).all()
+    B = len(w)
+    for i in range(B):
+        advantages = torch.zeros(B)
+        advantages[i] = -1.0
+        with torch.no_grad():
+            loss = trainer._compute_loss(trainer.model, {**batch, "advantages": advantages})
+        assert abs(B * loss.item() - w[i].item()) < 1e-5 * w[i].item(), i
+
+
+def test_unknown_algorithm_lists_the_valid_ones(tiny):
+    with pytest.raises(ValueError, match=r"unknown algorithm 'ppo'; valid: \['grpo', 'grpo_n', "
+                                         r"'gspo', 'gspo_n'\]"):
+        algorithms.get("ppo")
+    with pytest.raises(ValueError, match="unknown algorithm 'ppo'"):
+        config(tiny, "ppo")
+
+
+def test_bad_configurations_fail_before_any_model_loads(tiny, tmp_path, monkeypatch):
+    import rlvr_dynamics.training.run as run
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(run, "load_model", no_loading)
+    with pytest.raises(ValueError, match="generation_batch=30 is not divisible by "
+                                         "num_generations=4"):
+        config(tiny, generation_batch=30)
+    with pytest.raises(FileNotFoundError, match="/no/such/model"):
+        config("/no/such/model")
+    with pytest.raises(ValueError, match="grpo_n trains on negative samples only"):
+        config(tiny, "grpo_n", positive_weight=0.5)
+    monkeypatch.setenv("WORLD_SIZE", "3")  # 16 completions per update do not split over 3
+    with pytest.raises(ValueError, match=r"update_batch=16 is not divisible by micro_batch=16 "
+                                         r"x 3 device\(s\)"):
+        run.build_trainer(config(tiny), tmp_path, "smoke")
+
+
+@pytest.mark.parametrize("name", sorted(algorithms.ALGORITHMS))
+def test_a_short_run_of_each_algorithm_completes(tiny, tmp_path, monkeypatch, name):
+    import rlvr_dynamics.training.run as run
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    cfg = config(tiny, name, beta=1e-3, entropy_coef=1e-4)
+    out = run.train(cfg, "smoke")
+    records = run.load_dynamics(out)
+    assert [r["step"] for r in records] == [0, 1, 2]
+    assert {"greedy_accuracy", "heldout_entropy"} <= set(records[0])
+    for r in records[1:]:
+        assert {"greedy_accuracy", "heldout_entropy", "reward", "actor_entropy", "kl",
+                "clip_fraction", "frac_negative"} <= set(r)
+        assert 0 <= r["frac_negative"] <= 1 and r["actor_entropy"] > 0
+    assert json.loads((out / "done.json").read_text())["updates"] == cfg.steps * 2
+    assert not (out / "checkpoints").exists()
+    model, _ = run.load_final_model(out)
+    assert sum(p.numel() for p in model.parameters()) > 0
+
+    # found again by its configuration, not retrained
+    monkeypatch.setattr(run, "build_trainer", lambda *a: pytest.fail("retrained"))
+    assert run.train(dataclasses.replace(cfg), "smoke") == out
+    assert run.run_dir(cfg.replace(seed=1), "smoke") != out

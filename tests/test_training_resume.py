@@ -1,0 +1,78 @@
+"""A run killed mid-way (SIGKILL, right after a checkpoint) and restarted ends exactly where an
+uninterrupted run with the same seed ends: same final weights, same logged dynamics. The
+restart falls in the second epoch of the training set, where the data order must be the same
+as in an uninterrupted run too."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from rlvr_dynamics import REPO
+
+torch.set_num_threads(1)
+
+RUN = """
+import sys, torch
+torch.set_num_threads(1)
+sys.path.insert(0, {tests!r})
+from test_training_resume import resume_config
+from rlvr_dynamics.training.run import train
+train(resume_config({model!r}), "smoke")
+"""
+
+
+def resume_config(model: str):
+    from test_training import Parity, config
+
+    # 8 training prompts, 4 per step: 2 steps per epoch, 7 steps, checkpoints after steps 3, 6
+    return config(model, "gspo_n", task=Parity(size=(("train", 8), ("test", 8), ("ood", 2))),
+                  generation_batch=16, update_batch=8, micro_batch=4, steps=7,
+                  checkpoint_every=3, beta=1e-3, entropy_coef=1e-4)
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_to_the_same_end(tmp_path, monkeypatch):
+    from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
+    from rlvr_dynamics.tasks.sums import ALPHABET
+    from rlvr_dynamics.training.run import load_dynamics, run_dir, train
+
+    model = tmp_path / "tiny"
+    tok = char_tokenizer(ALPHABET)
+    tiny_qwen2(tok, hidden=32, layers=2, seed=0).save_pretrained(model)
+    tok.save_pretrained(model)
+    cfg = resume_config(str(model))
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "uninterrupted"))
+    whole = train(cfg, "smoke")
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "killed"))
+    out = run_dir(cfg, "smoke")
+    checkpoint = out / "checkpoints" / "checkpoint-6" / "trainer_state.json"  # after step 3
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    child = subprocess.Popen(
+        [sys.executable, "-c", RUN.format(tests=str(REPO / "tests"), model=str(model))],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while not checkpoint.is_file():
+        assert child.poll() is None, "the run ended before its first checkpoint"
+        assert time.time() < deadline, "no checkpoint within 5 minutes"
+        time.sleep(0.01)
+    child.send_signal(signal.SIGKILL)
+    assert child.wait() == -signal.SIGKILL
+    assert not (out / "done.json").exists()
+
+    resumed = train(cfg, "smoke")
+    assert resumed == out
+    assert load_dynamics(resumed) == load_dynamics(whole)
+    a, b = load_file(whole / "model" / "model.safetensors"), load_file(out / "model" / "model.safetensors")
+    assert a.keys() == b.keys()
+    for name in a:
+        assert torch.equal(a[name], b[name]), name
+    assert len(load_dynamics(whole)) == cfg.steps + 1
