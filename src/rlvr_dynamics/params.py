@@ -149,3 +149,41 @@ def _require(condition: bool, message: str) -> None:
 # One `register` per notebook, in book order. Each chapter adds its own block here.
 
 register("theory", seed=integer(0), vocab=integer(2))
+
+
+def _toy_dynamics(p: dict[str, Any]) -> None:
+    def scenario(where: str, pi0: list, r: list) -> None:
+        _require(len(pi0) == len(r), f"{where}: {len(pi0)} initial probabilities but "
+                 f"{len(r)} rewards")
+        _require(len(pi0) >= 3, f"{where}: the toy needs at least 3 actions (a1, a2, a3)")
+        _require(min(pi0) > 0, f"{where}: every initial probability must be > 0 (a softmax "
+                 "policy gives every action some mass)")
+        _require(pi0[0] > pi0[1] and r[0] < r[1], f"{where}: the toy's scenario needs "
+                 "pi(a1) > pi(a2) and r(a1) < r(a2) (a2 is the rare better action)")
+
+    scenario("pi0/rewards", p["pi0"], p["rewards"])
+    for i, pi0 in enumerate(p["pi0_sweep"]):
+        scenario(f"pi0_sweep[{i}] with rewards", pi0, p["rewards"])
+    for i, r in enumerate(p["reward_sweep"]):
+        scenario(f"reward_sweep[{i}] with pi0", p["pi0"], r)
+    _require(len(p["pi0_four"]) == len(p["rewards_four"]),
+             "pi0_four and rewards_four must list the same number of settings")
+    for i, (pi0, r) in enumerate(zip(p["pi0_four"], p["rewards_four"])):
+        scenario(f"pi0_four[{i}]/rewards_four[{i}]", pi0, r)
+    _require(p["band"] < 1, "band must be < 1 (the central fraction of seeds shaded)")
+    for q in p["expansion_p2"]:
+        a1 = p["pi0"][0] * (1 - q) / (1 - p["pi0"][1])
+        _require(q < a1, f"expansion_p2 has {q}: with pi0 rescaled, pi(a1) = {a1:.3g} is not "
+                 "above it, so a2 would start expanded")
+
+
+register("toy_dynamics", cross=_toy_dynamics,
+         seeds=integer(1), steps=integer(1), seed=integer(0), G=integer(2), lr=positive,
+         optimizer=choice("adam", "sgd"), tau=positive, pi0=distribution,
+         rewards=list_of(real()), pi0_sweep=list_of(distribution),
+         reward_sweep=list_of(list_of(real())), G_sweep=list_of(integer(2)),
+         tau_sweep=list_of(positive), pi0_four=list_of(distribution),
+         rewards_four=list_of(list_of(real())), sgd_lr=positive,
+         band=real(0, 1, open_lo=True), expansion_seeds=integer(1),
+         expansion_steps=integer(1), expansion_p2=list_of(real(0, 1, open_lo=True)),
+         expansion_G=list_of(integer(2)))

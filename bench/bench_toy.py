@@ -1,0 +1,58 @@
+"""Speed of the vectorised Algorithm 1 (``toy.simulate``) against its literal per-step loop
+(``toy.algorithm1``): seed-steps per second of each and their ratio, measured in one run on
+one core. The target is a ratio of at least 100.
+
+    .venv/bin/python bench/bench_toy.py
+"""
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # one core for both sides
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+from rlvr_dynamics import toy  # noqa: E402
+
+TARGET = 100
+CASES = [  # (label, pi0, r, G, optimizer, negative_only, settings x seeds)
+    ("Figure 1: K=3, G=2, Adam", [0.495, 0.01, 0.495], [0.5, 1.0, 0.0], 2, "adam", False, 4000),
+    ("negative-only, SGD", [0.495, 0.01, 0.495], [0.5, 1.0, 0.0], 2, "sgd", True, 4000),
+    ("Figure 5: K=3, G=10", [0.495, 0.01, 0.495], [0.5, 1.0, 0.0], 10, "adam", False, 4000),
+    ("Figure 7: K=4, G=2", [0.49, 0.01, 0.49, 0.01], [0.5, 1.0, 0.0, 0.75], 2, "adam", False,
+     4000),
+]
+STEPS, LOOP_SEEDS, REPEATS = 300, 6, 3
+
+
+def best_time(fn) -> float:
+    times = []
+    for _ in range(REPEATS):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def main() -> None:
+    print(f"{STEPS} steps; best of {REPEATS}; seed-steps per second")
+    print(f"{'case':28s} {'vectorised':>12s} {'literal loop':>13s} {'ratio':>7s}")
+    ratios = []
+    for label, pi0, r, G, opt, neg, n in CASES:
+        z0, kw = toy.logits(pi0), dict(lr=0.1, optimizer=opt, negative_only=neg)
+        settings = 4
+        vec = best_time(lambda: toy.simulate(np.tile(z0, (settings, 1)), r, G=G, steps=STEPS,
+                                             seeds=n // settings, **kw))
+        u = np.random.default_rng(0).random((STEPS, G))
+        loop = best_time(lambda: [toy.algorithm1(z0, r, u, **kw) for _ in range(LOOP_SEEDS)])
+        vec_rate, loop_rate = n * STEPS / vec, LOOP_SEEDS * STEPS / loop
+        ratios.append(vec_rate / loop_rate)
+        print(f"{label:28s} {vec_rate:12.3g} {loop_rate:13.3g} {ratios[-1]:6.0f}x")
+    worst = min(ratios)
+    print(f"smallest ratio {worst:.0f}x: target of {TARGET}x "
+          f"{'met' if worst >= TARGET else 'NOT met'}")
+
+
+if __name__ == "__main__":
+    main()
