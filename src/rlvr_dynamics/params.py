@@ -148,7 +148,23 @@ def _require(condition: bool, message: str) -> None:
 # --- the notebooks' parameters -------------------------------------------------------------
 # One `register` per notebook, in book order. Each chapter adds its own block here.
 
-register("theory", seed=integer(0), vocab=integer(2))
+def _theory(p: dict[str, Any]) -> None:
+    _require(len(set(p["mc_samples"])) >= 3,
+             "mc_samples needs at least 3 distinct sample counts to fit a slope")
+    _require(p["hidden"] % 8 == 0, f"hidden={p['hidden']} must be a multiple of 8 "
+             "(4 attention heads with an even head size, as rotary embeddings need)")
+    for G in p["group_sizes"]:  # the bound of theory.group_update_moments' enumeration
+        _require(math.comb(p["vocab"] + G - 1, G) <= 2_000_000,
+                 f"group_sizes has G={G}: enumerating its groups over vocab={p['vocab']} "
+                 "actions is too large (more than 2,000,000 multisets)")
+
+
+register("theory", cross=_theory,
+         seed=integer(0), vocab=integer(3, 64), lr=positive, draws=integer(1),
+         symbolic_vocab=integer(2, 5), mc_samples=list_of(integer(1), min_len=3),
+         mc_repeats=integer(2), group_sizes=list_of(integer(2)), group_draws=integer(100),
+         hidden=integer(8), layers=integer(1), lr_max=positive, halvings=integer(2, 30),
+         G=integer(2), max_len=integer(1, 64))
 
 
 def _toy_dynamics(p: dict[str, Any]) -> None:

@@ -60,6 +60,16 @@ def expected_logit_update(pi: np.ndarray, advantages: np.ndarray, lr: float) -> 
     return lr * pi * (advantages - (pi * advantages).sum(axis=-1, keepdims=True))
 
 
+def probability_change(pi: np.ndarray, action, advantage, lr: float) -> np.ndarray:
+    """Remark 2: pi' - pi, exactly, after Lemma 1's step (pi' = Softmax(log pi + Delta z)).
+
+    To first order, for u != v, Delta log pi(u) = -eta A(v) (pi(u) + pi(v) - sum_w pi(w)^2):
+    a positive sample lowers pi(u) only where pi(u) + pi(v) exceeds sum_w pi(w)^2.
+    """
+    pi = np.asarray(pi, dtype=float)
+    return softmax(np.log(pi) + logit_update(pi, action, advantage, lr)) - pi
+
+
 def update_moments(pi: np.ndarray, advantages: np.ndarray, lr: float
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Exact mean (V,) and covariance (V, V) of Lemma 1's update when v ~ pi (Theorem 1's
@@ -243,11 +253,12 @@ def predicted_logprob_change(pi: torch.Tensor, K: torch.Tensor, delta_z: torch.T
 
 @dataclass
 class Proposition1:
-    """One gradient step of J = (1/G) sum_i A_i log pi(a_i | x) at several step sizes eta.
+    """One gradient-ascent step on the expected reward J = sum_u pi_theta(u | x) r(u), at
+    several step sizes eta.
 
     ``actual[k]``, ``predicted[k]``, ``tabular[k]``: Delta log pi (V,) measured after the step
-    of size ``lrs[k]``, predicted by Proposition 1, and predicted with K = I (what Lemma 1
-    would give if the logits were the parameters). ``logit_change[k]``: the measured Delta z.
+    of size ``lrs[k]``, predicted by Proposition 1, and predicted with K = I (as if the logits
+    were the parameters). ``logit_change[k]``: the measured Delta z. ``grad_z``: grad_z J.
     """
 
     lrs: np.ndarray
@@ -265,31 +276,33 @@ class Proposition1:
         return np.abs(self.actual - self.predicted).max(axis=1)
 
 
-def proposition1(model: torch.nn.Module, input_ids: torch.Tensor, actions: np.ndarray,
-                 advantages: np.ndarray, lrs: list[float]) -> Proposition1:
-    """Measure Delta log pi(. | x) after one plain gradient-ascent step theta + eta grad J and
-    compare it with Proposition 1's [I - e pi^T] K Delta z, for each eta in ``lrs``.
+def proposition1(model: torch.nn.Module, input_ids: torch.Tensor, rewards: np.ndarray,
+                 lrs: list[float]) -> Proposition1:
+    """Measure Delta log pi(. | x) after one plain gradient-ascent step theta + eta grad J of
+    the expected reward J = pi_theta(. | x) . r, and compare it with Proposition 1's
+    [I - e pi^T] K Delta z, for each eta in ``lrs``.
 
     The step direction grad_theta J comes from autograd of J itself; the prediction uses only
-    pi, the eNTK K = J J^T and Delta z = eta grad_z J from Lemma 1 (summed over the group).
+    pi, the eNTK K = J J^T and Delta z = eta grad_z J, which is Theorem 1's expected update
+    with A(u) = r(u) (``expected_logit_update``).
     """
     params = parameters(model)
     z = next_token_logits(model, params, input_ids)
     logp = torch.log_softmax(z, -1)
-    objective = (torch.as_tensor(advantages, dtype=z.dtype) * logp[torch.as_tensor(actions)]).mean()
-    direction = flat_grad(objective, params, retain_graph=True)
+    direction = flat_grad(logp.exp() @ torch.as_tensor(rewards, dtype=z.dtype), params,
+                          retain_graph=True)
     K = entk(logit_jacobian(z, params)).detach()
     pi = logp.exp().detach()
-    grad_z = torch.as_tensor(logit_update(pi.numpy(), actions, advantages, 1.0).mean(axis=0),
-                             dtype=z.dtype)
-    rows = {"actual": [], "predicted": [], "tabular": [], "logit_change": []}
+    grad_z = torch.as_tensor(expected_logit_update(pi.numpy(), rewards, 1.0), dtype=z.dtype)
+    eye = torch.eye(len(pi), dtype=z.dtype)
+    rows: dict[str, list[torch.Tensor]] = {"actual": [], "predicted": [], "tabular": [],
+                                           "logit_change": []}
     for lr in lrs:
         with torch.no_grad():
             z_new = next_token_logits(model, stepped(params, direction, lr), input_ids)
         rows["actual"].append(torch.log_softmax(z_new, -1) - logp.detach())
         rows["predicted"].append(predicted_logprob_change(pi, K, lr * grad_z))
-        rows["tabular"].append(predicted_logprob_change(pi, torch.eye(len(pi), dtype=z.dtype),
-                                                        lr * grad_z))
+        rows["tabular"].append(predicted_logprob_change(pi, eye, lr * grad_z))
         rows["logit_change"].append(z_new - z.detach())
     return Proposition1(np.asarray(lrs, float), pi.numpy(), K.numpy(), grad_z.numpy(),
                         **{k: torch.stack(v).numpy() for k, v in rows.items()})
@@ -335,23 +348,40 @@ def grpo_coefficients(logp: torch.Tensor, logp_old: torch.Tensor, advantages: to
     return w * A[:, None] * mask / (mask.sum(1, keepdim=True) * len(A))
 
 
+VARIANTS = {"GRPO": False, "GRPO-N": True}
+"""The two gradients of Appendix B: all responses (Eq. 2), negative advantages only (B.5)."""
+
+
+@dataclass
+class Equation2:
+    """The gradient of the unclipped objective by autograd and as Eq. 2 assembles it, for each
+    of ``VARIANTS``; ``ratios`` are the importance ratios w_{i,t} (G, T)."""
+
+    autograd: dict[str, torch.Tensor]
+    assembled: dict[str, torch.Tensor]
+    ratios: torch.Tensor
+
+
 def equation2_gradients(model: torch.nn.Module, params: Params, old_params: Params,
                         prompt_ids: torch.Tensor, completions: torch.Tensor, mask: torch.Tensor,
-                        advantages: torch.Tensor, negative_only: bool = False
-                        ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """grad_theta of the unclipped objective by autograd, and the same gradient assembled as
-    Eq. 2 says: sum_{i,t} c_{i,t} grad_theta log pi_theta(y_{i,t}), each score vector from its
-    own backward pass. Returns (autograd, Eq. 2, the ratios w_{i,t})."""
+                        advantages: torch.Tensor) -> Equation2:
+    """grad_theta of the unclipped objective (``grpo_objective``) by autograd, and the same
+    gradient assembled as Eq. 2 says, sum_{i,t} c_{i,t} grad_theta log pi_theta(y_{i,t}), with
+    each token's score vector from its own backward pass (shared by both variants)."""
     logp = completion_logprobs(model, params, prompt_ids, completions)
     with torch.no_grad():
         logp_old = completion_logprobs(model, old_params, prompt_ids, completions)
-    objective = grpo_objective(logp, logp_old, advantages, mask, negative_only)
-    autograd = flat_grad(objective, params, retain_graph=True)
-    c = grpo_coefficients(logp, logp_old, advantages, mask, negative_only)
-    eq2 = torch.zeros_like(autograd)
+    autograd, coefficients, assembled = {}, {}, {}
+    for name, negative_only in VARIANTS.items():
+        objective = grpo_objective(logp, logp_old, advantages, mask, negative_only)
+        autograd[name] = flat_grad(objective, params, retain_graph=True)
+        coefficients[name] = grpo_coefficients(logp, logp_old, advantages, mask, negative_only)
+        assembled[name] = torch.zeros_like(autograd[name])
     for i, t in mask.nonzero().tolist():
-        eq2 += c[i, t] * flat_grad(logp[i, t], params, retain_graph=True)
-    return autograd, eq2, torch.exp(logp - logp_old).detach()
+        score = flat_grad(logp[i, t], params, retain_graph=True)
+        for name, c in coefficients.items():
+            assembled[name] += c[i, t] * score
+    return Equation2(autograd, assembled, torch.exp(logp - logp_old).detach())
 
 
 def sample_group(model: torch.nn.Module, prompt_ids: torch.Tensor, G: int, max_len: int,
