@@ -10,7 +10,7 @@ Public API::
     answer_entropy(answers)                  # one problem's extracted answers, None = NA
     token_entropy(logits, mask=None)         # H(p_t) from logits (..., T, V)
     completion_token_entropy(model, prompt_ids, completion_ids)   # teacher-forced, per position
-    mean_token_entropy(per_position)         # one problem's TokenEntropy from those arrays
+    mean_token_entropy(completion_means)     # one problem's TokenEntropy (their means)
 """
 from __future__ import annotations
 
@@ -90,11 +90,12 @@ def completion_token_entropy(model, prompt_ids: Sequence[Sequence[int]],
     return out
 
 
-def mean_token_entropy(per_position: Sequence[np.ndarray]) -> float:
-    """TokenEntropy of Appendix C.5 for one problem's G completions: (1/G) sum_i (1/T_i)
-    sum_t H(p_t^(i)), each completion averaged over its own length T_i; empty completions
-    (no generated position) are left out."""
-    means = [float(np.mean(h)) for h in per_position if len(h)]
+def mean_token_entropy(completion_means: Sequence[float | None]) -> float:
+    """TokenEntropy of Appendix C.5 for one problem's G completions, (1/G) sum_i (1/T_i)
+    sum_t H(p_t^(i)), from each completion's own average over its T_i positions (the inner
+    sum, e.g. ``completion_token_entropy(...)[i].mean()``); empty completions (None or NaN: no
+    generated position) are left out."""
+    means = [float(m) for m in completion_means if m is not None and not np.isnan(m)]
     if not means:
         raise ValueError("mean_token_entropy needs at least one non-empty completion")
     return float(np.mean(means))

@@ -203,3 +203,55 @@ register("toy_dynamics", cross=_toy_dynamics,
          band=real(0, 1, open_lo=True), expansion_seeds=integer(1),
          expansion_steps=integer(1), expansion_p2=list_of(real(0, 1, open_lo=True)),
          expansion_G=list_of(integer(2)))
+
+
+def _subsample(v: Any) -> None:
+    """{benchmark: [size, repeats]}: the paper's random subsets (Appendix C.2)."""
+    if not isinstance(v, dict):
+        raise ValueError("must map benchmark names to [size, repeats]")
+    for name, pair in v.items():
+        if not (isinstance(pair, (list, tuple)) and len(pair) == 2):
+            raise ValueError(f"{name}: expected [size, repeats], got {pair!r}")
+        try:
+            integer(1)(pair[0])
+            integer(1)(pair[1])
+        except ValueError as e:
+            raise ValueError(f"{name}: [size, repeats] {e}") from None
+
+
+def _evaluation(p: dict[str, Any]) -> None:
+    from pathlib import Path
+
+    from rlvr_dynamics.evaluation import (check_benchmark_spec, check_model_spec,
+                                          compatible)
+    for table in ("table1", "table2"):
+        models, benchmarks = p[f"{table}_models"], p[f"{table}_benchmarks"]
+        for spec in benchmarks:
+            check_benchmark_spec(spec)
+        for spec in models:
+            check_model_spec(spec)
+            _require(any(compatible(spec, b) for b in benchmarks),
+                     f"{table}_models has {spec!r}, which reads none of {table}_benchmarks "
+                     f"{benchmarks} (the sums models read only sums-*; the others not those)")
+    for name in ("data_dir", "benchmarks_dir"):
+        _require(p[name] is None or Path(p[name]).is_dir(),
+                 f"{name}={p[name]!r} is not a folder")
+
+
+def _spec(v: Any) -> None:
+    """A model or benchmark spec: a non-empty string, or a dict with a string 'name'."""
+    if isinstance(v, dict):
+        text(v.get("name"))
+    else:
+        text(v)
+
+
+register("evaluation", cross=_evaluation,
+         table1_models=list_of(_spec), table1_benchmarks=list_of(_spec),
+         table1_n=integer(1), table1_max_tokens=integer(1), table1_problems=optional(integer(1)),
+         table2_models=list_of(_spec, min_len=0), table2_benchmarks=list_of(_spec, min_len=0),
+         table2_n=integer(1), table2_max_tokens=integer(1), table2_problems=optional(integer(1)),
+         temperature=non_negative, top_p=real(0, 1, open_lo=True), seed=integer(0),
+         backend=choice("transformers", "vllm"), batch_size=integer(1), chunk=integer(1),
+         subsample=_subsample, data_dir=optional(text), benchmarks_dir=optional(text),
+         bootstrap=integer(100), recompute=boolean)

@@ -1,0 +1,517 @@
+"""Evaluating models as the paper does (Section 4.1, Appendix C.2 and C.5): n samples per
+problem at temperature 0.6 and top-p 0.95, per-sample raw results kept on disk, Pass@k with
+bootstrap intervals over problems, and the answer- and token-level entropies, laid out as the
+paper's Tables 1-4.
+
+Models and benchmarks are named by specs: ``name``, ``name:field=value,...`` or a dict
+``{"name": name, field: value, ...}``::
+
+    models:     sums-base[:PretrainConfig fields]   the project's tiny base model (pretrain.py);
+                                                     step=s picks one of its snapshots
+                tiny:<folder>                        a tiny model saved with save_pretrained
+                smollm2                              SmolLM2-135M-Instruct (models.py)
+                <hub name or folder>                 e.g. Qwen/Qwen2.5-Math-7B, an RL checkpoint
+    benchmarks: sums-test, sums-ood[:SumTask fields] the synthetic sums task (tasks/sums.py)
+                arith[:digits=..,terms=..]           chat arithmetic (tasks/arithmetic.py)
+                math500, aime24, aime25, amc23, math-train    (tasks/math.py)
+                arc-c, mmlu-pro                      (tasks/choice.py)
+
+One evaluation (a model, a benchmark, the settings) writes one JSON file per chunk of
+problems, atomically, under ``results/<profile>/evaluation/<model>/<benchmark>-<key>/``:
+an interrupted evaluation resumes at the first missing chunk, a finished one is read back,
+and ``recompute=True`` starts afresh. Each chunk is sampled with its own seed, so a resumed
+evaluation equals an uninterrupted one. A record is one sample: problem id, sample index,
+extracted answer (None = NA), correct, length in tokens, finished, token entropy, text::
+
+    model = load_model("sums-base:steps=300", profile="smoke")
+    task, problems = load_benchmark("sums-test")
+    records = evaluate(model, task, problems, EvalSettings(n=64), run_dir(...))
+    passk_per_problem(records, ks), answer_entropy_of(records), token_entropy_of(records)
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import gc
+import logging
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import torch
+from tqdm.auto import tqdm
+
+from rlvr_dynamics.entropy import answer_entropy, completion_token_entropy, mean_token_entropy
+from rlvr_dynamics.passk import bootstrap_ci, pass_at_k
+from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, VLLMBackend, encode
+from rlvr_dynamics.store import config_key, read_json, results_dir, write_json
+from rlvr_dynamics.tasks.base import Problem, Task
+
+log = logging.getLogger(__name__)
+
+MATH_BENCHMARKS = ("math500", "aime24", "aime25", "amc23", "math-train")
+CHOICE_BENCHMARKS = ("arc-c", "mmlu-pro")
+BACKENDS = ("transformers", "vllm")
+
+
+# --- specs ----------------------------------------------------------------------------------
+
+Spec = str | dict[str, Any]
+"""A model or benchmark: ``"name"``, ``"name:field=value,..."`` or ``{"name": ..., field: value}``."""
+
+
+def parse_spec(spec: Spec) -> tuple[str, dict[str, Any]]:
+    """``"name:a=1,b=x"`` or ``{"name": "name", "a": 1, "b": "x"}`` -> ``("name", {"a": 1,
+    "b": "x"})``; string values are read as Python literals where they are ones, lists become
+    tuples. ``tiny:<folder>`` keeps the folder whole."""
+    if isinstance(spec, dict):
+        if not isinstance(spec.get("name"), str):
+            raise ValueError(f"spec {spec!r}: a dict spec needs a 'name'")
+        name, fields = spec["name"], {k: v for k, v in spec.items() if k != "name"}
+    elif isinstance(spec, str):
+        name, _, rest = spec.partition(":")
+        fields = {}
+        if name == "tiny":
+            fields = {"path": rest}
+        elif rest:
+            for item in re.split(r",(?![^()\[\]]*[)\]])", rest):  # commas outside brackets
+                key, eq, value = item.partition("=")
+                if not eq or not key.strip():
+                    raise ValueError(f"spec {spec!r}: expected name:field=value,..., "
+                                     f"got {item!r}")
+                try:
+                    fields[key.strip()] = ast.literal_eval(value.strip())
+                except (ValueError, SyntaxError):
+                    fields[key.strip()] = value.strip()
+    else:
+        raise ValueError(f"a spec is a string or a dict with a 'name', got {spec!r}")
+    return name, {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
+
+
+def spec_text(spec: Spec) -> str:
+    """The canonical string form of a spec (``name:field=value,...``), used in keys and tables."""
+    name, fields = parse_spec(spec)
+    if name == "tiny":
+        return f"tiny:{fields.get('path', '')}"
+    return name + (":" + ",".join(f"{k}={v!r}" for k, v in fields.items()) if fields else "")
+
+
+def _build(cls, fields: dict[str, Any], spec: str):
+    """``cls(**fields)``, with an error naming the spec and the valid fields."""
+    valid = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(fields) - set(valid))
+    if unknown:
+        raise ValueError(f"spec {spec!r}: unknown field(s) {unknown} of {cls.__name__}; "
+                         f"valid: {valid}")
+    try:
+        return cls(**fields)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"spec {spec!r}: {e}") from None
+
+
+def model_kind(spec: Spec) -> str:
+    """``"char"`` for the character-vocabulary sums models, ``"text"`` for the others."""
+    return "char" if parse_spec(spec)[0] in ("sums-base", "tiny") else "text"
+
+
+def benchmark_kind(spec: Spec) -> str:
+    """``"char"`` for the sums task (which only character models read), ``"text"`` else."""
+    return "char" if parse_spec(spec)[0] in ("sums-test", "sums-ood") else "text"
+
+
+def compatible(model_spec: Spec, benchmark_spec: Spec) -> bool:
+    return model_kind(model_spec) == benchmark_kind(benchmark_spec)
+
+
+def label(spec: Spec) -> str:
+    """A short display name: ``sums-base@<step>`` (plus fields other than steps/snapshots),
+    a hub name or folder by its last component."""
+    name, fields = parse_spec(spec)
+    if name == "sums-base":
+        from rlvr_dynamics.pretrain import PretrainConfig
+        step = fields.pop("step", fields.get("steps", PretrainConfig.steps))
+        rest = ", ".join(f"{k}={v}" for k, v in fields.items() if k not in ("steps", "snapshots"))
+        return f"sums-base@{step}" + (f" ({rest})" if rest else "")
+    if name == "tiny":
+        return "tiny:" + Path(fields["path"]).name
+    return spec if name == "smollm2" else Path(spec).name
+
+
+def labels(specs: Sequence[str]) -> dict[str, str]:
+    """``label`` of each spec, or the spec itself where two labels would collide."""
+    short = {s: label(s) for s in specs}
+    counts = pd.Series(list(short.values())).value_counts()
+    return {s: (lab if counts[lab] == 1 else s) for s, lab in short.items()}
+
+
+def check_model_spec(spec: Spec) -> None:
+    """Raise ``ValueError`` for a malformed model spec (cheap: loads nothing)."""
+    name, fields = parse_spec(spec)
+    if name == "sums-base":
+        from rlvr_dynamics.pretrain import PretrainConfig
+        step = fields.pop("step", None)
+        cfg = _build(PretrainConfig, fields, spec)
+        if step is not None and step not in cfg.snapshots:
+            raise ValueError(f"spec {spec!r}: step={step} is not one of its snapshots "
+                             f"{cfg.snapshots}")
+    elif name == "tiny" and not fields["path"]:
+        raise ValueError(f"spec {spec!r}: tiny:<folder> needs a folder")
+    elif name != "tiny" and fields:
+        raise ValueError(f"spec {spec!r}: only sums-base takes fields")
+
+
+def check_benchmark_spec(spec: Spec) -> None:
+    """Raise ``ValueError`` for an unknown or malformed benchmark spec (loads no data)."""
+    name, fields = parse_spec(spec)
+    if name in ("sums-test", "sums-ood"):
+        from rlvr_dynamics.tasks.sums import SumTask
+        _build(SumTask, fields, spec)
+    elif name == "arith":
+        from rlvr_dynamics.tasks.arithmetic import ArithmeticTask
+        _build(ArithmeticTask, fields, spec)
+    elif name in MATH_BENCHMARKS + CHOICE_BENCHMARKS:
+        if fields:
+            raise ValueError(f"spec {spec!r}: {name} takes no fields")
+    else:
+        raise ValueError(f"unknown benchmark {spec!r}; known: sums-test, sums-ood, arith, "
+                         f"{', '.join(MATH_BENCHMARKS + CHOICE_BENCHMARKS)}")
+
+
+# --- models and benchmarks ------------------------------------------------------------------
+
+@dataclass
+class LoadedModel:
+    """A model ready to evaluate: the transformers model (it scores token entropies), its
+    tokenizer, whether prompts get a BOS token, and the generation backend."""
+
+    spec: str  # spec_text of the spec
+    model: Any
+    tokenizer: Any
+    add_bos: bool
+    backend: Any
+
+
+def load_model(spec: Spec, profile: str, backend: str = "transformers", batch_size: int = 64,
+               **vllm_engine: Any) -> LoadedModel:
+    """The model named by ``spec`` (see the module docstring), on the GPU when there is one.
+
+    ``sums-base`` trains the base model on first use and caches it under
+    ``results/<profile>/base_models`` (``pretrain.base_model``).
+    """
+    from rlvr_dynamics import models
+
+    check_model_spec(spec)
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    name, fields = parse_spec(spec)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "sums-base":
+        from rlvr_dynamics.pretrain import PretrainConfig, base_model
+        step = fields.pop("step", None)
+        model, tokenizer = base_model(_build(PretrainConfig, fields, spec), profile, step)
+    elif name == "tiny":
+        model, tokenizer = models.load_tiny(fields["path"])
+    elif name == "smollm2":
+        model, tokenizer = models.load_smollm2()
+    else:
+        model, tokenizer = models.load_pretrained(
+            name, dtype=torch.bfloat16 if device == "cuda" else torch.float32)
+    add_bos = model_kind(spec) == "char"  # the sums models were trained on <s>prompt
+    model.to(device).eval()
+    if backend == "vllm":
+        if model_kind(spec) == "char" or name == "smollm2":
+            raise ValueError(f"the vllm backend needs a hub name or a checkpoint folder, "
+                             f"not {spec!r}")
+        engine = VLLMBackend(name, add_bos=add_bos, **vllm_engine)
+    else:
+        engine = TransformersBackend(model, tokenizer, add_bos=add_bos, batch_size=batch_size,
+                                     progress=False)  # evaluate() shows progress per chunk
+    return LoadedModel(spec_text(spec), model, tokenizer, add_bos, engine)
+
+
+def load_benchmark(spec: Spec, data_dir: str | Path | None = None) -> tuple[Task, list[Problem]]:
+    """The task and test problems named by ``spec``; math and choice benchmarks come from the
+    hub, or from ``data_dir/<name>`` (a file or folder) when ``data_dir`` is given."""
+    check_benchmark_spec(spec)
+    name, fields = parse_spec(spec)
+    if name in ("sums-test", "sums-ood"):
+        from rlvr_dynamics.tasks.sums import SumTask
+        task = _build(SumTask, fields, spec)
+        return task, task.problems(name.removeprefix("sums-"))
+    if name == "arith":
+        from rlvr_dynamics.tasks.arithmetic import ArithmeticTask
+        task = _build(ArithmeticTask, fields, spec)
+        return task, task.problems("test")
+    path = None if data_dir is None else str(Path(data_dir) / name)
+    if name in MATH_BENCHMARKS:
+        from rlvr_dynamics.tasks.math import MathTask
+        task = MathTask(name, path)
+    else:
+        from rlvr_dynamics.tasks.choice import ChoiceTask
+        task = ChoiceTask(name, path)
+    return task, task.problems()
+
+
+# --- one evaluation -------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """How a model is sampled and scored. ``chunk`` problems are generated (and saved) at a
+    time; ``entropy_temperature`` is the temperature of the distribution whose token entropy
+    is measured (1: the model's own)."""
+
+    n: int = 256
+    temperature: float = 0.6
+    top_p: float = 0.95
+    max_tokens: int = 4096
+    seed: int = 0
+    chunk: int = 8
+    entropy_temperature: float = 1.0
+
+    def __post_init__(self) -> None:
+        SamplingParams(self.n, self.temperature, self.top_p, self.max_tokens, self.seed)
+        if self.chunk < 1:
+            raise ValueError(f"EvalSettings.chunk must be >= 1, got {self.chunk}")
+
+    def sampling(self, chunk_index: int) -> SamplingParams:
+        """The sampling parameters of one chunk: its own seed, drawn from (seed, index)."""
+        seed = int(np.random.SeedSequence([self.seed, chunk_index]).generate_state(1)[0])
+        return SamplingParams(self.n, self.temperature, self.top_p, self.max_tokens, seed)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9.=-]+", "_", text).strip("_")[:80]
+
+
+def run_dir(profile: str, model_spec: str, benchmark_spec: str, problems: Sequence[Problem],
+            settings: EvalSettings, backend: str) -> Path:
+    """Where one evaluation's chunks live; the key covers everything that changes them."""
+    key = config_key({"model": model_spec, "benchmark": benchmark_spec, "backend": backend,
+                      "problems": [p.id for p in problems], **dataclasses.asdict(settings)})
+    return results_dir(profile, "evaluation") / _slug(model_spec) / f"{_slug(benchmark_spec)}-{key}"
+
+
+def evaluate_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
+                   params: SamplingParams, entropy_temperature: float = 1.0) -> list[dict]:
+    """Sample, grade and score one chunk of problems: one record per problem, holding its
+    samples' extracted answer, correctness, length, finished flag, token entropy and text."""
+    completions = model.backend.generate([p.prompt for p in problems], params)
+    prompt_ids = [encode(model.tokenizer, p.prompt, model.add_bos) for p in problems]
+    flat = [(i, c) for i, cs in enumerate(completions) for c in cs]
+    entropies = completion_token_entropy(model.model, [prompt_ids[i] for i, _ in flat],
+                                         [c.token_ids for _, c in flat],
+                                         temperature=entropy_temperature)
+    h = iter(entropies)
+    return [{"id": p.id, "gold": p.answer, "samples": [
+        {"answer": task.extract(c.text), "correct": bool(task.verify(c.text, p.answer)),
+         "length": c.length, "finished": c.finished,
+         "token_entropy": float(e.mean()) if len(e := next(h)) else None, "text": c.text}
+        for c in cs]} for p, cs in zip(problems, completions)]
+
+
+def is_done(out: Path) -> bool:
+    return (Path(out) / "done.json").is_file()
+
+
+def evaluate(model: LoadedModel, task: Task, problems: Sequence[Problem],
+             settings: EvalSettings, out: Path, recompute: bool = False) -> pd.DataFrame:
+    """Evaluate ``model`` on ``problems``, writing one chunk file at a time into ``out``.
+
+    Chunks already on disk are kept (an interrupted evaluation resumes there); a finished
+    evaluation is read back without generating; ``recompute`` deletes ``out`` first.
+    Returns the per-sample records (``records``).
+    """
+    out = Path(out)
+    if recompute and out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+    chunks = [problems[i:i + settings.chunk] for i in range(0, len(problems), settings.chunk)]
+    todo = [i for i in range(len(chunks)) if not _chunk_path(out, i).is_file()]
+    if todo:
+        log.info("%s on %s: %d of %d chunks on disk, %d to generate (n=%d)", model.spec,
+                 task.name, len(chunks) - len(todo), len(chunks), len(todo), settings.n)
+    for i in tqdm(todo, desc=f"{model.spec} | {task.name}", disable=not todo):
+        write_json(_chunk_path(out, i), evaluate_chunk(model, task, chunks[i], settings.sampling(i),
+                                                       settings.entropy_temperature))
+    write_json(out / "done.json", {"model": model.spec, "task": task.name,
+                                   "problems": len(problems), "chunks": len(chunks),
+                                   "settings": dataclasses.asdict(settings)})
+    return records(out)
+
+
+def _chunk_path(out: Path, i: int) -> Path:
+    return out / f"chunk-{i:05d}.json"
+
+
+def records(out: Path) -> pd.DataFrame:
+    """The per-sample records of an evaluation folder, one row per sample."""
+    rows = [{"problem": prob["id"], "gold": prob["gold"], "sample": j, **s}
+            for path in sorted(Path(out).glob("chunk-*.json"))
+            for prob in read_json(path) for j, s in enumerate(prob["samples"])]
+    return pd.DataFrame(rows, columns=["problem", "gold", "sample", "answer", "correct",
+                                       "length", "finished", "token_entropy", "text"])
+
+
+# --- metrics from records -------------------------------------------------------------------
+
+def _groups(recs: pd.DataFrame) -> Iterable[pd.DataFrame]:
+    keys = ["repeat", "problem"] if "repeat" in recs else ["problem"]
+    return (g for _, g in recs.groupby(keys, sort=False))
+
+
+def correct_counts(recs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(n, c) per problem: samples and correct samples."""
+    groups = list(_groups(recs))
+    return (np.array([len(g) for g in groups]), np.array([int(g["correct"].sum()) for g in groups]))
+
+
+def passk_per_problem(recs: pd.DataFrame, ks: Sequence[int]) -> np.ndarray:
+    """Unbiased Pass@k (Section 4.1) of every problem at every k: (problems, ks)."""
+    n, c = correct_counts(recs)
+    return pass_at_k(n, c, list(ks))
+
+
+def answer_entropy_of(recs: pd.DataFrame) -> float:
+    """AnswerEntropy (Appendix C.5) averaged over problems; NA answers count as one answer."""
+    return float(np.mean([answer_entropy([a if isinstance(a, str) else None for a in g["answer"]])
+                          for g in _groups(recs)]))
+
+
+def token_entropy_of(recs: pd.DataFrame) -> float:
+    """TokenEntropy (Appendix C.5) averaged over problems (problems whose completions are all
+    empty are left out)."""
+    per_problem = [mean_token_entropy(list(g["token_entropy"])) for g in _groups(recs)
+                   if g["token_entropy"].notna().any()]
+    return float(np.mean(per_problem)) if per_problem else float("nan")
+
+
+# --- a table of evaluations -----------------------------------------------------------------
+
+def evaluate_table(models: Sequence[Spec], benchmarks: Sequence[Spec], settings: EvalSettings,
+                   profile: str, *, backend: str = "transformers", batch_size: int = 64,
+                   data_dir: str | None = None, problems: int | None = None,
+                   subsample: dict[str, tuple[int, int]] | None = None,
+                   recompute: bool = False) -> dict[tuple[str, str], pd.DataFrame]:
+    """Records of every compatible (benchmark, model) pair, keyed that way.
+
+    ``problems`` keeps the first that many problems of each benchmark; ``subsample`` maps a
+    benchmark to (size, repeats): that many random problems, drawn afresh for each repeat
+    (seed = repeat), each repeat sampled with seed ``settings.seed + repeat`` (the paper's 128
+    questions, three times, for ARC-c and MMLU-Pro). A model is loaded only if one of its
+    evaluations is not finished yet.
+    """
+    from rlvr_dynamics.tasks.choice import subsample as draw
+
+    subsample = subsample or {}
+    models, benchmarks = [spec_text(m) for m in models], [spec_text(b) for b in benchmarks]
+    loaded = {b: load_benchmark(b, data_dir) for b in benchmarks}
+    results: dict[tuple[str, str], pd.DataFrame] = {}
+    for model_spec in models:
+        plans = []  # (benchmark, repeat, task, problems, settings, folder)
+        for b in benchmarks:
+            if not compatible(model_spec, b):
+                continue
+            task, probs = loaded[b]
+            size, repeats = subsample.get(parse_spec(b)[0], (None, 1))
+            for r in range(repeats):
+                chosen = draw(probs, size, seed=r) if size else probs[:problems]
+                s = dataclasses.replace(settings, seed=settings.seed + r)
+                plans.append((b, r, task, chosen, s,
+                              run_dir(profile, model_spec, b, chosen, s, backend)))
+        model = None
+        if not recompute and all(is_done(p[-1]) for p in plans):
+            log.info("%s: every evaluation is on disk", model_spec)
+        else:
+            model = load_model(model_spec, profile, backend, batch_size)
+        for b, r, task, chosen, s, folder in plans:
+            recs = (records(folder) if model is None else
+                    evaluate(model, task, chosen, s, folder, recompute))
+            recs.insert(0, "repeat", r)
+            results[(b, model_spec)] = pd.concat([results[(b, model_spec)], recs]) \
+                if (b, model_spec) in results else recs
+        del model
+        gc.collect()
+    return results
+
+
+def passk_summary(results: dict[tuple[str, str], pd.DataFrame], ks: Sequence[int],
+                  resamples: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
+    """Long table: benchmark, model (its ``label``), k, Pass@k and its bootstrap interval over
+    problems (%)."""
+    names = labels(list(dict.fromkeys(m for _, m in results)))
+    rows = []
+    for (bench, model), recs in results.items():
+        model = names[model]
+        per = passk_per_problem(recs, ks)
+        lo, hi = bootstrap_ci(per, level, resamples, seed)
+        for j, k in enumerate(ks):
+            rows.append({"benchmark": bench, "model": model, "k": k, "problems": per.shape[0],
+                         "pass@k": 100 * per[:, j].mean(), "low": 100 * lo[j], "high": 100 * hi[j]})
+    return pd.DataFrame(rows)
+
+
+def passk_table(summary: pd.DataFrame) -> pd.DataFrame:
+    """Table 1's layout: rows (benchmark, model), columns k, Pass@k in %."""
+    return summary.pivot_table(index=["benchmark", "model"], columns="k", values="pass@k",
+                               sort=False)
+
+
+def leaders(summary: pd.DataFrame) -> pd.DataFrame:
+    """The model with the highest Pass@k at each (benchmark, k): where it changes with k the
+    curves cross (the shape of the shrinkage debate)."""
+    best = summary.loc[summary.groupby(["benchmark", "k"], sort=False)["pass@k"].idxmax()]
+    return best.pivot(index="benchmark", columns="k", values="model")
+
+
+def mark_best(table: pd.DataFrame, decimals: int = 1):
+    """Table 1's marks: within each benchmark and k, the best value (after rounding to
+    ``decimals``) bold and the second best underlined; ties share the mark."""
+    rounded = table.round(decimals)
+    styles = pd.DataFrame("", index=table.index, columns=table.columns)
+    level = rounded.index.names[0]
+    for _, block in rounded.groupby(level=level, sort=False):
+        for col in block.columns:
+            values = sorted(set(block[col].dropna()), reverse=True)
+            for rank, css in zip(values[:2], ("font-weight: bold", "text-decoration: underline")):
+                styles.loc[block.index[block[col] == rank], col] = css
+    return rounded.style.apply(lambda _: styles, axis=None).format(f"{{:.{decimals}f}}")
+
+
+def entropy_table(results: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """Table 4's layout: rows (metric, model), columns benchmarks, entropies in nats."""
+    names = labels(list(dict.fromkeys(m for _, m in results)))
+    rows = []
+    for (bench, model), recs in results.items():
+        model = names[model]
+        rows.append({"metric": "Answer-Level Entropy", "model": model, "benchmark": bench,
+                     "value": answer_entropy_of(recs)})
+        rows.append({"metric": "Token-Level Entropy", "model": model, "benchmark": bench,
+                     "value": token_entropy_of(recs)})
+    return pd.DataFrame(rows).pivot_table(index=["metric", "model"], columns="benchmark",
+                                          values="value", sort=False)
+
+
+def plot_passk(summary: pd.DataFrame, title: str) -> plt.Figure:
+    """Pass@k against k (log2 axis), one panel per benchmark, one line per model, with the
+    bootstrap interval shaded."""
+    benches = list(dict.fromkeys(summary["benchmark"]))
+    fig, axes = plt.subplots(1, len(benches), figsize=(4.2 * len(benches), 3.4), squeeze=False)
+    for ax, bench in zip(axes[0], benches):
+        part = summary[summary["benchmark"] == bench]
+        for model, g in part.groupby("model", sort=False):
+            ax.plot(g["k"], g["pass@k"], marker="o", ms=3, label=model)
+            ax.fill_between(g["k"], g["low"], g["high"], alpha=0.2)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("k")
+        ax.set_ylabel("Pass@k (%)")
+        ax.set_title(f"{bench} ({int(part['problems'].iloc[0])} problems)", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,95 @@
+"""A chat-format arithmetic task for small instruction-tuned models (SmolLM2-135M-Instruct).
+
+A problem asks for the sum of ``terms`` numbers of ``digits`` digits in one user message,
+"What is 3 + 4? Put the final answer in \\boxed{}."; the gold answer is the sum. The answer
+of a completion is its last ``\\boxed{}`` if it has one, else its last integer; none is NA.
+``digits`` and ``terms`` are the difficulty knob: SmolLM2 at temperature 0.7 gets one-digit
+pairs right often and two-digit sums rarely (FIELD-NOTES), so rewards are mixed at the easy
+settings. Splits are disjoint sets of problems drawn from ``seed``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from rlvr_dynamics.tasks.base import Problem
+from rlvr_dynamics.tasks.math import last_boxed
+
+SPLITS = ("train", "test")
+INSTRUCTION = "Put the final answer in \\boxed{}."
+
+
+@dataclass(frozen=True)
+class ArithmeticTask:
+    """Sums of ``terms`` numbers with ``digits`` digits each (the first digit non-zero)."""
+
+    digits: int = 1
+    terms: int = 2
+    size: tuple[tuple[str, int], ...] = (("train", 49), ("test", 32))
+    seed: int = 0
+    name: str = "arithmetic"
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.digits <= 6:
+            raise ValueError(f"ArithmeticTask.digits must lie in 1..6, got {self.digits}")
+        if not 2 <= self.terms <= 8:
+            raise ValueError(f"ArithmeticTask.terms must lie in 2..8, got {self.terms}")
+        if {s for s, _ in self.size} != set(SPLITS) or any(n < 0 for _, n in self.size):
+            raise ValueError(f"ArithmeticTask.size must give a count for {SPLITS}: {self.size}")
+        available = (9 * 10 ** (self.digits - 1)) ** self.terms
+        if sum(n for _, n in self.size) > available:
+            raise ValueError(f"ArithmeticTask: {dict(self.size)} problems asked, but only "
+                             f"{available} distinct sums of {self.terms} {self.digits}-digit "
+                             f"numbers exist")
+
+    def problems(self, split: str = "test") -> list[Problem]:
+        """The problems of ``split``, deterministic in ``seed``, disjoint across splits."""
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; splits: {SPLITS}")
+        lo, hi = 10 ** (self.digits - 1), 10 ** self.digits
+        total = sum(n for _, n in self.size)
+        rng = np.random.default_rng([self.seed, self.digits, self.terms])
+        space = (hi - lo) ** self.terms
+        if space <= 10 ** 6:  # small spaces: a permutation, so every draw is distinct
+            codes = rng.permutation(space)[:total]
+            drawn = [tuple(lo + int(c) // (hi - lo) ** j % (hi - lo) for j in range(self.terms))
+                     for c in codes]
+        else:
+            seen: set[tuple[int, ...]] = set()
+            drawn = []
+            while len(drawn) < total:
+                t = tuple(int(x) for x in rng.integers(lo, hi, size=self.terms))
+                if t not in seen:
+                    seen.add(t)
+                    drawn.append(t)
+        start = sum(n for s, n in self.size[:[s for s, _ in self.size].index(split)])
+        count = dict(self.size)[split]
+        return [Problem(id=f"{split}-{i}", prompt=messages(t), answer=str(sum(t)),
+                        meta={"terms": t})
+                for i, t in enumerate(drawn[start:start + count])]
+
+    def extract(self, completion: str) -> str | None:
+        return extract(completion)
+
+    def verify(self, completion: str, answer: str) -> bool:
+        return extract(completion) == answer
+
+
+def messages(terms: tuple[int, ...]) -> list[dict[str, str]]:
+    """The chat prompt: one user message."""
+    return [{"role": "user", "content": f"What is {' + '.join(map(str, terms))}? {INSTRUCTION}"}]
+
+
+_INTEGER = re.compile(r"-?\d[\d,]*")
+
+
+def extract(completion: str) -> str | None:
+    """The integer in the last ``\\boxed{}``, else the last integer of the text (thousands
+    commas dropped); None when there is none."""
+    boxed = last_boxed(completion)
+    found = _INTEGER.findall(boxed if boxed is not None else completion)
+    if not found:
+        return None
+    return str(int(found[-1].replace(",", "")))
