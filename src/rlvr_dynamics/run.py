@@ -56,6 +56,16 @@ def chapters() -> list[str]:
     return names
 
 
+def toc_without(missing: list[str]) -> dict[str, Any]:
+    """``book/_toc.yml`` without the chapters in ``missing`` (and parts left empty)."""
+    toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
+    drop = {f"notebooks/{name}" for name in missing}
+    for part in toc.get("parts", []):
+        part["chapters"] = [c for c in part["chapters"] if c.get("file") not in drop]
+    toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
+    return toc
+
+
 def parse_overrides(pairs: list[str], selected: list[str]) -> dict[str, dict[str, Any]]:
     """``name=value`` or ``notebook.name=value`` -> per-notebook overrides.
 
@@ -132,11 +142,7 @@ def build_book(profile: str) -> Path:
             shutil.copytree(item, target, dirs_exist_ok=True)
         else:
             shutil.copy2(item, target)
-    toc = (BOOK / "_toc.yml").read_text()
-    for name in missing:
-        toc = "\n".join(line for line in toc.splitlines()
-                        if line.strip() != f"- file: notebooks/{name}")
-    (root / "_toc.yml").write_text(toc)
+    (root / "_toc.yml").write_text(yaml.safe_dump(toc_without(missing), sort_keys=False))
     if not (MATHJAX / "tex-mml-chtml.js").is_file():
         raise FileNotFoundError(f"MathJax not installed at {MATHJAX}: run `make install`")
     for part in MATHJAX_PARTS:  # what the tex-mml-chtml component loads, nothing more
