@@ -157,7 +157,8 @@ def group_gradient(pi: np.ndarray, n: np.ndarray, r: np.ndarray, tau,
 
 
 class Adam:
-    """Adam (Kingma & Ba 2015) with bias correction, ascending g: Delta z = lr m_hat/(sqrt(v_hat)+eps)."""
+    """Adam (Kingma & Ba 2015), ascending g: Delta z = lr m_hat / (sqrt(v_hat) + eps), with the
+    bias-corrected moments m_hat, v_hat of g kept per logit."""
 
     def __init__(self, shape, lr, betas=ADAM_BETAS, eps=ADAM_EPS):
         self.lr, (self.b1, self.b2), self.eps = lr, betas, eps
@@ -176,7 +177,7 @@ class Adam:
 class SGD:
     """Plain gradient ascent: Delta z = lr g."""
 
-    def __init__(self, shape, lr):
+    def __init__(self, lr):
         self.lr = lr
 
     def step(self, g: np.ndarray) -> np.ndarray:
@@ -184,7 +185,7 @@ class SGD:
 
 
 def _optimizer(name: str, shape, lr) -> Adam | SGD:
-    return Adam(shape, lr) if name == "adam" else SGD(shape, lr)
+    return Adam(shape, lr) if name == "adam" else SGD(lr)
 
 
 # --- many seeds at once ------------------------------------------------------------------------
@@ -413,7 +414,8 @@ def cached(result: type):
         def inner(*, cache: Path | None = None, **kwargs):
             if cache is None:
                 return fn(**kwargs)
-            key = config_key({"code": CODE, **{k: _plain(v) for k, v in kwargs.items()}})
+            key = config_key({"code": CODE, **{k: _plain(v) for k, v in kwargs.items()
+                                               if k != "progress"}})
             path = Path(cache) / f"{fn.__name__}-{key}.npz"
             if path.is_file():
                 log.info("%s: reusing %s", fn.__name__, path)
@@ -440,25 +442,27 @@ def summarise(*, z0, r, band: float = 0.8, examples: int = 3, **kwargs) -> Summa
         raise ValueError(f"band must be in (0, 1), got {band}")
     q = [(1 - band) / 2, (1 + band) / 2]
     steps = run(z0, r, **kwargs)               # checks the inputs before anything runs
-    rewards = setting(z0, r, **{k: kwargs[k] for k in _FIELD if k in kwargs}).r[:, None, :]
-    keep = {k: [] for k in ("mean", "lo", "hi", "reward", "examples", "negatives")}
+    field = {k: kwargs[k] for k in _FIELD if k in kwargs}
+    rewards = setting(z0, r, **field).r[:, None, :]
+    keep = {k: [] for k in ("mean", "lo", "hi", "examples", "negatives")}
     t = None
     for l, (pi, negative) in enumerate(steps):
-        reward = (pi * rewards).sum(-1)                                     # (S, seeds)
-        lo, hi = np.quantile(pi, q, axis=1)
-        keep["mean"].append(pi.mean(1))
+        x = np.concatenate([pi, (pi * rewards).sum(-1, keepdims=True)], -1)  # pi and pi.r
+        lo, hi = np.quantile(x, q, axis=1)
+        keep["mean"].append(x.mean(1))
         keep["lo"].append(lo)
         keep["hi"].append(hi)
-        keep["reward"].append(np.stack([reward.mean(1), *np.quantile(reward, q, axis=1)], -1))
         keep["examples"].append(pi[:, :examples])
         if negative is not None:
             keep["negatives"].append(negative.mean(1))
         t = np.full(pi.shape[:-1], np.inf) if t is None else t
         _expand(t, pi, l)
-    S, K = keep["mean"][0].shape
-    arrays = {k: np.array(v) if v else np.empty((0, S, K)) for k, v in keep.items()}
-    return Summary(**arrays, t_expand=t, mean_field=mean_field(
-        z0, r, steps=len(keep["mean"]) - 1, **{k: kwargs[k] for k in _FIELD if k in kwargs}))
+    mean, lo, hi = (np.array(keep[k]) for k in ("mean", "lo", "hi"))
+    negatives = np.array(keep["negatives"]).reshape(-1, *pi.shape[::2])
+    return Summary(mean[..., :-1], lo[..., :-1], hi[..., :-1],
+                   np.stack([mean[..., -1], lo[..., -1], hi[..., -1]], -1),
+                   np.array(keep["examples"]), negatives, t,
+                   mean_field(z0, r, steps=len(mean) - 1, **field))
 
 
 @cached(ExpansionGrid)
