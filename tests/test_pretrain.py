@@ -23,7 +23,7 @@ def tok_model():
 
 @pytest.fixture(scope="module")
 def pairs():
-    return corpus(Author(stepwise=0.3), 40, (2, 6), 2, np.random.default_rng(0))
+    return corpus(Author(stepwise=0.3), 40, (2, 9), 1, np.random.default_rng(0))
 
 
 def padded_loss(model, tok, pairs):
@@ -76,7 +76,7 @@ def test_first_char_probability_ignores_left_padding(tok_model):
 def test_direct_match_of_a_model_against_the_author(tok_model):
     tok, model = tok_model
     terms = [(23, 48, 71, 15), (12, 13)]
-    m = pt.direct_match(model, tok, terms, Author(carry_slip=0.3))
+    m = pt.direct_match(model, tok, terms, Author(carry_slip=0.3, carry_cap=None))
     assert m["author_p"] == pytest.approx([0.49, 1.0])
     assert m["units"].tolist() == [2, 0]
     assert ((0 <= m["tv"]) & (m["tv"] <= 1)).all() and ((0 <= m["model_p"]) & (m["model_p"] <= 1)).all()
@@ -84,7 +84,7 @@ def test_direct_match_of_a_model_against_the_author(tok_model):
     p_direct = pt.first_char_probabilities(model, tok, ["12+13="])[0]
     lp = pt.sequence_logprobs(model, tok, [("12+13=", "#25")])[0]
     assert m["model_p"][1] == pytest.approx(np.exp(lp) / p_direct, rel=1e-5)
-    assert list(direct_distribution((12, 13), 0.3)) == ["25"]
+    assert list(direct_distribution((12, 13), Author())) == ["25"]
 
 
 def test_resumed_pretraining_equals_an_uninterrupted_run(tmp_path, monkeypatch):

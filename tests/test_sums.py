@@ -8,7 +8,7 @@ import pytest
 
 from rlvr_dynamics.tasks.sums import (Author, SumTask, add_columns, author_logprob, carry_units,
                                       corpus, corrections, direct_completion,
-                                      direct_distribution, extract, path, prompt,
+                                      direct_distribution, direct_success, extract, path, prompt,
                                       stepwise_completion, success_probability, terms_of)
 
 
@@ -57,10 +57,10 @@ def test_splits_are_deterministic_disjoint_and_in_range():
     assert not terms["train"] & terms["test"] and not terms["train"] & terms["ood"]
     assert not terms["test"] & terms["ood"]
     assert task.held_out() == terms["test"] | terms["ood"]
-    for s, (lo, hi) in {"train": (2, 4), "test": (2, 4), "ood": (5, 6)}.items():
+    for s, (lo, hi) in {"train": (3, 6), "test": (3, 6), "ood": (7, 9)}.items():
         for p in splits[s]:
             t = p.meta["terms"]
-            assert lo <= len(t) <= hi and all(10 <= x <= 99 for x in t)
+            assert lo <= len(t) <= hi and all(1 <= x <= 9 for x in t)
             assert p.answer == str(sum(t)) and p.prompt == prompt(t)
             assert p.meta["carries"] == carry_units(t)
     other = SumTask(seed=1, size=(("train", 300), ("test", 100), ("ood", 100)))
@@ -74,6 +74,8 @@ def test_bad_task_and_author_settings_are_named():
         SumTask(operands=(("train", 1, 4), ("test", 2, 4), ("ood", 5, 6)))
     with pytest.raises(ValueError, match="Author.carry_slip"):
         Author(carry_slip=1.5)
+    with pytest.raises(ValueError, match="Author.carry_cap"):
+        Author(carry_cap=-1)
     with pytest.raises(ValueError, match="step_slip \\+ Author.correction"):
         Author(step_slip=0.6, correction=0.6)
     with pytest.raises(ValueError, match="unknown split"):
@@ -94,26 +96,35 @@ def test_column_addition_is_exact_without_drops_and_carries_are_counted():
     assert add_columns((38, 11, 56), lambda c, u: u if c == 0 else 0) == 95
 
 
-def test_direct_distribution_is_exact_on_a_hand_case():
-    d = direct_distribution((38, 11, 56), 0.3)
-    assert d == pytest.approx({"105": 0.49, "5": 0.21, "95": 0.3})
+def test_direct_distribution_is_exact_on_hand_cases():
+    uncapped = Author(carry_slip=0.3, carry_cap=None)
+    assert direct_distribution((38, 11, 56), uncapped) == pytest.approx(
+        {"105": 0.49, "5": 0.21, "95": 0.3})
+    # 9+9+9+9 = 36 carries 3 units; a cap of 2 loses one for sure, then each kept one w.p. 0.3
+    assert direct_distribution((9, 9, 9, 9), Author(carry_slip=0.3, carry_cap=2)) == pytest.approx(
+        {"26": 0.49, "16": 0.42, "6": 0.09})
+    assert direct_success((9, 9, 9, 9), Author(carry_cap=2)) == 0.0
+    assert direct_success((9, 9, 9, 9), Author(carry_slip=0.3, carry_cap=3)) == pytest.approx(0.343)
 
 
 @pytest.mark.parametrize("terms", [(23, 48, 71, 15), (99, 99, 99, 99, 99, 99), (12, 13),
-                                   (57, 68, 79, 86, 95)])
-def test_direct_distribution_sums_to_one_and_only_undershoots(terms):
+                                   (3, 7, 5, 9), (9, 8, 9, 7, 9, 8, 9)])
+@pytest.mark.parametrize("cap", [None, 0, 2])
+def test_direct_distribution_sums_to_one_and_only_undershoots(terms, cap):
     for s in (0.0, 0.3, 0.8):
-        d = direct_distribution(terms, s)
+        author = Author(carry_slip=s, carry_cap=cap)
+        d = direct_distribution(terms, author)
         assert sum(d.values()) == pytest.approx(1.0)
-        assert d.get(str(sum(terms)), 0) == pytest.approx((1 - s) ** sum(carry_units(terms)))
+        assert d.get(str(sum(terms)), 0) == pytest.approx(direct_success(terms, author))
         assert all(int(a) < sum(terms) for a in d if a != str(sum(terms)))
 
 
-def test_sampled_direct_answers_follow_the_exact_distribution():
-    terms, author, n = (57, 68, 79, 86), Author(carry_slip=0.3), 20000
+@pytest.mark.parametrize("terms, cap", [((57, 68, 79, 86), None), ((9, 8, 9, 7, 6), 2)])
+def test_sampled_direct_answers_follow_the_exact_distribution(terms, cap):
+    author, n = Author(carry_slip=0.3, carry_cap=cap), 20000
     rng = np.random.default_rng(1)
     counts = Counter(direct_completion(terms, author, rng)[1:] for _ in range(n))
-    exact = direct_distribution(terms, author.carry_slip)
+    exact = direct_distribution(terms, author)
     assert set(counts) <= set(exact)
     for answer, p in exact.items():
         assert within(counts[answer] / n, p, n), (answer, counts[answer] / n, p)
@@ -125,7 +136,7 @@ def test_every_completion_has_its_exact_probability():
     """Frequencies of all completions (both paths, slips and corrections) against
     exp(author_logprob), for an author that errs often enough to visit every branch."""
     author = Author(stepwise=0.4, carry_slip=0.3, step_slip=0.1, correction=0.2)
-    terms, n = (95, 5, 47), 40000
+    terms, n = (9, 5, 8), 40000
     rng = np.random.default_rng(2)
     counts = Counter((stepwise_completion if rng.random() < author.stepwise
                       else direct_completion)(terms, author, rng) for _ in range(n))
@@ -149,14 +160,14 @@ def test_corpus_statistics_match_the_author():
     author, n = Author(stepwise=0.1, carry_slip=0.3, step_slip=0.05, correction=0.1), 6000
     rng = np.random.default_rng(3)
     exclude = SumTask().held_out()
-    pairs = corpus(author, n, (2, 6), 2, rng, exclude)
+    pairs = corpus(author, n, (2, 9), 1, rng, exclude)
     assert not {terms_of(p) for p, _ in pairs} & exclude
-    assert {len(terms_of(p)) for p, _ in pairs} == {2, 3, 4, 5, 6}
+    assert {len(terms_of(p)) for p, _ in pairs} == set(range(2, 10))
     step = [(p, c) for p, c in pairs if path(c) == "stepwise"]
     assert within(len(step) / n, author.stepwise, n)
     # direct accuracy: its expectation over these very problems is exact
     direct = [(terms_of(p), c) for p, c in pairs if path(c) == "direct"]
-    expected = np.mean([(1 - author.carry_slip) ** sum(carry_units(t)) for t, _ in direct])
+    expected = np.mean([direct_success(t, author) for t, _ in direct])
     observed = np.mean([c == f"#{sum(t)}" for t, c in direct])
     assert abs(observed - expected) <= 5 * math.sqrt(0.25 / len(direct))
     # stepwise: per step, slips kept and slips corrected
@@ -168,6 +179,8 @@ def test_corpus_statistics_match_the_author():
 
 
 def test_success_probability_is_the_mixture_of_the_two_paths():
-    author = Author(stepwise=0.2, carry_slip=0.5, step_slip=0.1, correction=0.0)
+    author = Author(stepwise=0.2, carry_slip=0.5, carry_cap=None, step_slip=0.1, correction=0.0)
     terms = (99, 99, 99)                                  # 27 -> 2 units; 27+2=29 -> 2 units
     assert success_probability(terms, author) == pytest.approx(0.8 * 0.5 ** 4 + 0.2 * 0.9 ** 2)
+    capped = Author(stepwise=0.2, carry_cap=1, step_slip=0.1, correction=0.0)
+    assert success_probability(terms, capped) == pytest.approx(0.2 * 0.9 ** 2)

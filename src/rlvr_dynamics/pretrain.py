@@ -45,7 +45,7 @@ class PretrainConfig:
 
     task: SumTask = field(default_factory=SumTask)
     author: Author = field(default_factory=Author)
-    operands: tuple[int, int] = (2, 6)
+    operands: tuple[int, int] = (2, 9)
     hidden: int = 128
     layers: int = 4
     heads: int = 4
@@ -272,7 +272,7 @@ def direct_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Au
     p_direct = first_char_probabilities(model, tokenizer, [prompt(t) for t in terms_list])
     rows, index = [], []
     for i, terms in enumerate(terms_list):
-        for answer, p in direct_distribution(terms, author.carry_slip).items():
+        for answer, p in direct_distribution(terms, author).items():
             rows.append((prompt(terms), f"#{answer}"))
             index.append((i, answer, p))
     logp = sequence_logprobs(model, tokenizer, rows)

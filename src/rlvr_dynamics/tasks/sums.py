@@ -1,22 +1,23 @@
-"""A synthetic, verifiable reasoning task with two solution paths: multi-operand sums.
+"""A synthetic, verifiable reasoning task with two solution paths: sums of single digits.
 
-A problem is a sum of ``m`` numbers of ``d`` digits, ``"23+48+71+15="``; its gold answer is
-the sum. A completion takes one of two paths, chosen by its first character:
+A problem is a sum of ``m`` numbers (by default single digits), ``"3+7+5+9="``; its gold answer
+is the sum. A completion takes one of two paths, chosen by its first character:
 
-* direct (common, error-prone): ``"#157"`` -- the answer at once;
-* stepwise (rare, reliable): ``"23+48=71;71+71=142;142+15=157;#157"`` -- running partial sums.
+* direct (common, error-prone): ``"#24"`` -- the answer at once;
+* stepwise (rare, reliable): ``"3+7=10;10+5=15;15+9=24;#24"`` -- running partial sums.
 
-A step may also be corrected in place, ``"23+48=61!71;"``: a wrong partial sum, ``!``, then the
+A step may also be corrected in place, ``"10+5=25!15;"``: a wrong partial sum, ``!``, then the
 right one -- an erroneous step that a correct final answer carries along (the analogue of the
 paper's case study, Figure 3).
 
 The pretraining corpus is written by a noisy "author" (``Author``) whose habits the base model
-absorbs. Writing directly, the author forgets carries: each carry unit is dropped with
-probability ``carry_slip``, so a sum with many carries (many operands) is answered wrongly more
-often than rightly, and its most likely direct answer is wrong. Working stepwise, the author adds
-two numbers at a time, errs rarely and sometimes corrects itself. This mirrors, at small scale,
-the paper's setting: a base model whose common path is unreliable on hard problems and whose
-reliable path is rare. The final answer is what follows the last ``#``; anything else is NA.
+absorbs. Answering directly, the author adds in columns and is poor at carrying: it keeps at
+most ``carry_cap`` carry units of a column in mind (a sum of 34 needs three: the author cannot
+get it right directly), and forgets each unit it keeps with probability ``carry_slip``.
+Working stepwise it adds one number at a time, never needs more than one carry, errs rarely and
+sometimes corrects itself. This mirrors, at small scale, the paper's setting: the common path
+is unreliable and fails outright on hard problems, the reliable path is rare. The final answer
+is what follows the last ``#``; anything else is NA.
 """
 from __future__ import annotations
 
@@ -39,15 +40,17 @@ SPLITS = ("train", "test", "ood")
 class Author:
     """How the pretraining corpus is written.
 
-    ``stepwise``: probability of working stepwise; ``carry_slip``: in a direct answer, the
-    probability that each carry unit is dropped (a column whose digits sum to 27 carries 2
-    units); ``step_slip``: per step, probability of a wrong partial sum that is kept;
+    ``stepwise``: probability of working stepwise; ``carry_cap``: in a direct answer, the most
+    carry units a column passes on (a column summing to 34 has 3; None: no cap);
+    ``carry_slip``: the probability that each unit passed on is forgotten all the same;
+    ``step_slip``: per step, probability of a wrong partial sum that is kept;
     ``correction``: per step, probability of a wrong partial sum that is corrected in place
     (``!``). A wrong partial sum drops one carry of that step (adds a spurious one if it has none).
     """
 
     stepwise: float = 0.05
     carry_slip: float = 0.3
+    carry_cap: int | None = 2
     step_slip: float = 0.02
     correction: float = 0.03
 
@@ -55,6 +58,11 @@ class Author:
         for name in ("stepwise", "carry_slip", "step_slip", "correction"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"Author.{name} must lie in [0, 1], got {getattr(self, name)}")
+        if self.carry_cap is not None and (isinstance(self.carry_cap, bool)
+                                           or not isinstance(self.carry_cap, int)
+                                           or self.carry_cap < 0):
+            raise ValueError(f"Author.carry_cap must be None or an integer >= 0, "
+                             f"got {self.carry_cap!r}")
         if self.step_slip + self.correction > 1:
             raise ValueError(f"Author.step_slip + Author.correction must be <= 1, got "
                              f"{self.step_slip} + {self.correction}")
@@ -64,13 +72,14 @@ class Author:
 class SumTask:
     """Sums of ``operands[split]`` (inclusive range) numbers of ``digits`` digits each.
 
-    ``train`` and ``test`` share a distribution (different problems); ``ood`` has more operands.
-    Problems are drawn from ``seed`` and never overlap between splits.
+    ``train`` and ``test`` share a distribution (different problems); ``ood`` has more operands,
+    hence larger sums that need more carries. Problems are drawn from ``seed`` and never overlap
+    between splits.
     """
 
-    digits: int = 2
-    operands: tuple[tuple[str, int, int], ...] = (("train", 2, 4), ("test", 2, 4), ("ood", 5, 6))
-    size: tuple[tuple[str, int], ...] = (("train", 4000), ("test", 200), ("ood", 200))
+    digits: int = 1
+    operands: tuple[tuple[str, int, int], ...] = (("train", 3, 6), ("test", 3, 6), ("ood", 7, 9))
+    size: tuple[tuple[str, int], ...] = (("train", 2000), ("test", 200), ("ood", 200))
     seed: int = 0
     name: str = "sums"
 
@@ -190,29 +199,34 @@ def carry_units(terms: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(units)
 
 
+def kept_carries(units: int, author: Author) -> int:
+    """How many of a column's ``units`` carry units a direct answer can pass on (the cap)."""
+    return units if author.carry_cap is None else min(units, author.carry_cap)
+
+
 def direct_completion(terms: tuple[int, ...], author: Author, rng: np.random.Generator) -> str:
-    """``#answer``: in the column addition each carry unit is forgotten independently w.p.
-    ``carry_slip``, so the more carries, the likelier a wrong (too small) answer."""
-    return f"#{add_columns(terms, lambda c, u: int(rng.binomial(u, author.carry_slip)))}"
+    """``#answer``: column addition in which a column passes on at most ``carry_cap`` carry
+    units, each forgotten w.p. ``carry_slip``, so the more carries, the likelier a wrong (too
+    small) answer, and beyond the cap a right one is impossible."""
+    def drop(c: int, u: int) -> int:
+        kept = kept_carries(u, author)
+        return u - kept + int(rng.binomial(kept, author.carry_slip))
+    return f"#{add_columns(terms, drop)}"
 
 
-def direct_distribution(terms: tuple[int, ...], carry_slip: float) -> dict[str, float]:
+def direct_distribution(terms: tuple[int, ...], author: Author) -> dict[str, float]:
     """The exact distribution of the author's direct answers (``direct_completion``), by
-    dynamic programming over columns with the passed-on carry as state.
-
-    P(right answer) = (1 - carry_slip) ** sum(carry_units(terms)): any forgotten unit makes
-    the answer smaller.
-    """
-    digit_sums = columns(terms)
+    dynamic programming over columns with the carry passed on as state."""
+    digit_sums, s = columns(terms), author.carry_slip
     states = {(0, 0): 1.0}  # (carry passed on, value written so far) -> probability
     for c, d in enumerate(digit_sums):
         nxt: dict[tuple[int, int], float] = {}
         for (carry, value), p in states.items():
-            s = d + carry
-            u = s // 10
-            for k in range(u + 1):
-                key = (u - k, value + s % 10 * 10 ** c)
-                nxt[key] = nxt.get(key, 0.0) + p * comb(u, k) * carry_slip ** k * (1 - carry_slip) ** (u - k)
+            total = d + carry
+            kept = kept_carries(total // 10, author)
+            for k in range(kept + 1):
+                key = (kept - k, value + total % 10 * 10 ** c)
+                nxt[key] = nxt.get(key, 0.0) + p * comb(kept, k) * s ** k * (1 - s) ** (kept - k)
         states = nxt
     out: dict[str, float] = {}
     for (carry, value), p in states.items():
@@ -221,12 +235,20 @@ def direct_distribution(terms: tuple[int, ...], carry_slip: float) -> dict[str, 
     return out
 
 
+def direct_success(terms: tuple[int, ...], author: Author) -> float:
+    """P(the author's direct answer is right) = (1 - carry_slip) ** (carry units), or 0 when a
+    column carries more than ``carry_cap`` units: any lost unit makes the answer smaller."""
+    units = carry_units(terms)
+    if author.carry_cap is not None and any(u > author.carry_cap for u in units):
+        return 0.0
+    return (1 - author.carry_slip) ** sum(units)
+
+
 def success_probability(terms: tuple[int, ...], author: Author) -> float:
     """The probability that the author's completion is correct (its Pass@1 on this problem):
-    direct without a forgotten carry, or stepwise without a kept slip."""
-    direct = (1 - author.carry_slip) ** sum(carry_units(terms))
+    direct and right, or stepwise without a kept slip."""
     stepwise = (1 - author.step_slip) ** (len(terms) - 1)
-    return (1 - author.stepwise) * direct + author.stepwise * stepwise
+    return (1 - author.stepwise) * direct_success(terms, author) + author.stepwise * stepwise
 
 
 def wrong_step(acc: int, t: int, rng: np.random.Generator) -> int:
@@ -264,7 +286,7 @@ def author_logprob(terms: tuple[int, ...], completion: str, author: Author) -> f
     model that reproduces the author exactly, the floor that pretraining converges to.
     """
     if completion.startswith("#"):
-        p = direct_distribution(terms, author.carry_slip).get(completion[1:], 0.0)
+        p = direct_distribution(terms, author).get(completion[1:], 0.0)
         return math.log((1 - author.stepwise) * p) if p > 0 else -math.inf
     *steps, final = completion.split(";")
     if len(steps) != len(terms) - 1:

@@ -1,0 +1,50 @@
+"""Pretraining step time: packed rows (``pretrain.packed_batch``) against one padded row per
+sequence, same model, same data, measured in one run. Prints the ratio."""
+import time
+
+import numpy as np
+import torch
+
+from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
+from rlvr_dynamics.pretrain import PretrainConfig, completion_loss, encode_pair, packed_batch
+from rlvr_dynamics.tasks.sums import ALPHABET, corpus
+
+
+def padded_batch(tok, pairs):
+    encoded = [encode_pair(tok, p, c) for p, c in pairs]
+    width = max(len(x) for x, _ in encoded)
+    return {"input_ids": torch.tensor([x + [tok.pad_token_id] * (width - len(x)) for x, _ in encoded]),
+            "labels": torch.tensor([y + [-100] * (width - len(y)) for _, y in encoded]),
+            "attention_mask": torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x, _ in encoded])}
+
+
+def seconds_per_step(model, batches, forward) -> float:
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    for i, batch in enumerate(batches):
+        if i == 2:  # two warm-up steps
+            start = time.perf_counter()
+        loss = forward(model, batch)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return (time.perf_counter() - start) / (len(batches) - 2)
+
+
+def main(steps: int = 8) -> None:
+    torch.set_num_threads(1)
+    cfg = PretrainConfig()
+    tok = char_tokenizer(ALPHABET)
+    data = [corpus(cfg.author, cfg.batch, cfg.operands, cfg.task.digits,
+                   np.random.default_rng([0, s])) for s in range(steps)]
+    padded = [padded_batch(tok, d) for d in data]
+    packed = [packed_batch(tok, d) for d in data]
+    real = np.mean([b["attention_mask"].float().mean().item() for b in padded])
+    t_pad = seconds_per_step(tiny_qwen2(tok), padded, lambda m, b: m(**b).loss)
+    t_pack = seconds_per_step(tiny_qwen2(tok), packed, completion_loss)
+    print(f"default base ({cfg.hidden}x{cfg.layers}, batch {cfg.batch}, operands {cfg.operands}), "
+          f"1 thread: padded {t_pad:.3f} s/step ({real:.0%} real tokens), "
+          f"packed {t_pack:.3f} s/step; speed-up {t_pad / t_pack:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
