@@ -473,8 +473,7 @@ def mark_best(table: pd.DataFrame, decimals: int = 1):
     ``decimals``) bold and the second best underlined; ties share the mark."""
     rounded = table.round(decimals)
     styles = pd.DataFrame("", index=table.index, columns=table.columns)
-    level = rounded.index.names[0]
-    for _, block in rounded.groupby(level=level, sort=False):
+    for _, block in rounded.groupby(level=0, sort=False):
         for col in block.columns:
             values = sorted(set(block[col].dropna()), reverse=True)
             for rank, css in zip(values[:2], ("font-weight: bold", "text-decoration: underline")):
