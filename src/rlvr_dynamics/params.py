@@ -255,3 +255,39 @@ register("evaluation", cross=_evaluation,
          backend=choice("transformers", "vllm"), batch_size=integer(1), chunk=integer(1),
          subsample=_subsample, data_dir=optional(text), benchmarks_dir=optional(text),
          bootstrap=integer(100), recompute=boolean)
+
+
+from rlvr_dynamics.training.algorithms import ALGORITHMS  # noqa: E402 (light: no torch)
+from rlvr_dynamics.training.config import LOSS_TYPES, TASKS  # noqa: E402
+
+
+def _training(p: dict[str, Any]) -> None:
+    # Every run the chapter asks for must make a valid TrainConfig (building one imports torch).
+    from rlvr_dynamics.training.config import TrainConfig
+    runs = [(a, None) for a in p["algorithms"]] + [("grpo", lam) for lam in p["lambdas"]]
+    for name, lam in runs:
+        try:
+            TrainConfig.from_params(p, name, p["seeds"][0], lam)
+        except (FileNotFoundError, TypeError) as e:
+            raise ValueError(str(e)) from None
+
+
+def _open_unit(v: Any) -> None:
+    real(0, 1, open_lo=True)(v)
+    _require(v < 1, "must be < 1 (lambda = 1 is GRPO itself)")
+
+
+register("training", cross=_training,
+         algorithms=list_of(choice(*ALGORITHMS)),
+         seeds=list_of(integer(0)), lambdas=list_of(_open_unit, min_len=0),
+         model=text, task=choice(*TASKS), base_steps=integer(1), base_hidden=integer(8),
+         base_layers=integer(1), base_batch=integer(1), steps=integer(1),
+         num_generations=integer(2), generation_batch=integer(2), update_batch=integer(1),
+         micro_batch=integer(1),
+         learning_rate=positive, weight_decay=non_negative, beta=non_negative,
+         epsilon=real(0, 1, open_lo=True), dual_clip=optional(positive),
+         entropy_coef=non_negative, temperature=positive, max_completion_length=integer(1),
+         context=integer(2), loss_type=choice(*LOSS_TYPES),
+         eval_every=integer(1), eval_problems=integer(1), eval_batch=integer(1),
+         checkpoint_every=integer(1), use_vllm=boolean, bf16=boolean,
+         gradient_checkpointing=boolean, train_inline=boolean)

@@ -126,7 +126,7 @@ class TrainConfig:
             from rlvr_dynamics.pretrain import PretrainConfig
             model: PretrainConfig | str = PretrainConfig(
                 steps=params["base_steps"], hidden=params["base_hidden"],
-                layers=params["base_layers"])
+                layers=params["base_layers"], batch=params["base_batch"])
             task: str | None = None
             if params["task"] != "sums":
                 raise ValueError(f"model={BASE_MODEL!r} is the base model of the sums task; "

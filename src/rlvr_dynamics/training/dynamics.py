@@ -96,3 +96,17 @@ def records(log_history: list[dict[str, Any]], updates_per_step: int) -> list[di
         row.update({k: entry[k] for k in HELDOUT_KEYS if k in entry})
         row.update({ours: entry[theirs] for ours, theirs in TRAIN_KEYS.items() if theirs in entry})
     return [by_step[s] for s in sorted(by_step)]
+
+
+def summary(run: list[dict[str, Any]]) -> dict[str, float]:
+    """One run's held-out curve in numbers: at the start (the base model), at its lowest
+    entropy, and at the end; plus the mean reward over the last quarter of the steps."""
+    held = [r for r in run if "heldout_entropy" in r]
+    low = min(held, key=lambda r: r["heldout_entropy"])
+    rewards = [r["reward"] for r in run if "reward" in r]
+    return {"accuracy_base": held[0]["greedy_accuracy"],
+            "accuracy_end": held[-1]["greedy_accuracy"],
+            "entropy_base": held[0]["heldout_entropy"],
+            "entropy_min": low["heldout_entropy"], "step_of_min": low["step"],
+            "entropy_end": held[-1]["heldout_entropy"],
+            "reward_end": sum(rewards[-max(1, len(rewards) // 4):]) / max(1, len(rewards) // 4)}

@@ -60,6 +60,34 @@ def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
     return out
 
 
+def find(cfg: TrainConfig, profile: str) -> Path | None:
+    """The folder of the finished run of ``cfg``, or None."""
+    out = run_dir(cfg, profile)
+    return out if (out / "done.json").is_file() else None
+
+
+def obtain(cfg: TrainConfig, profile: str, *, inline: bool) -> Path:
+    """The finished run of ``cfg``: found, or trained here when ``inline`` (CPU profiles); a
+    missing run that needs GPUs is an error that says how to launch it."""
+    if inline:
+        return train(cfg, profile)
+    found = find(cfg, profile)
+    if found is None:
+        raise FileNotFoundError(f"{cfg.label} (seed {cfg.seed}) has not been trained under "
+                                f"profile {profile!r}; launch it on GPUs with\n  "
+                                f"{launch_command(cfg, profile)}")
+    return found
+
+
+def launch_command(cfg: TrainConfig, profile: str) -> str:
+    """The command that trains ``cfg`` on one node of 4 GPUs (README)."""
+    weight = ("" if cfg.positive_weight == algorithms.get(cfg.algorithm).positive_weight
+              else f" --positive-weight {cfg.positive_weight:g}")
+    return ("accelerate launch --config_file configs/accelerate/zero3-1node-4gpu.yaml "
+            f"-m rlvr_dynamics.training --profile {profile} --algorithm {cfg.algorithm} "
+            f"--seed {cfg.seed}{weight}")
+
+
 def grpo_args(cfg: TrainConfig, output_dir: Path):
     """TRL's arguments for ``cfg`` on this launch's devices (Appendix C.2 for the paper profile)."""
     from rlvr_dynamics.training.trainer import GRPONConfig
@@ -105,7 +133,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         # devices and precision
         use_cpu=not gpu,
         bf16=cfg.bf16,
-        gradient_checkpointing=cfg.gradient_checkpointing,
+        activation_checkpointing=cfg.gradient_checkpointing,  # transformers 5 name
         # logging and checkpoints: every step, and at generation boundaries
         logging_steps=updates,
         save_strategy="steps",

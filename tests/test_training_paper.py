@@ -1,0 +1,93 @@
+"""The paper profile (Appendix C.2) resolves, validates and builds its trainer through the same
+code path as the CPU runs, with a tiny stand-in for the 7B model (no GPU, no hub here); its
+accelerate and DeepSpeed launch files are consistent."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from rlvr_dynamics import REPO
+from rlvr_dynamics.profiles import resolve
+from rlvr_dynamics.training.config import TrainConfig
+
+from test_training import Parity, tiny  # noqa: F401  (the saved tiny model fixture)
+
+
+@pytest.fixture(scope="module")
+def paper():
+    return resolve("paper", "training")
+
+
+def test_paper_profile_carries_appendix_c2(paper):
+    cfg = TrainConfig.from_params(paper, "grpo", 0)
+    assert cfg.model == "Qwen/Qwen2.5-Math-7B" and cfg.task == "math"
+    assert cfg.generation_batch == 1024 * 8 and cfg.num_generations == 8
+    assert cfg.update_batch == 256 * 8 and cfg.updates_per_step == 4
+    assert (cfg.learning_rate, cfg.beta, cfg.epsilon, cfg.entropy_coef) == (1e-6, 1e-3, 0.2, 1e-4)
+    assert cfg.temperature == 1.0 and cfg.context == 4096
+    assert cfg.use_vllm and cfg.bf16 and not paper["train_inline"]
+
+
+@pytest.mark.parametrize("name", ["grpo", "grpo_n", "gspo", "gspo_n"])
+def test_paper_trainer_builds_with_a_stand_in_model(paper, tiny, tmp_path, name):  # noqa: F811
+    from rlvr_dynamics.training.run import build_trainer
+
+    cfg = TrainConfig.from_params(paper, name, 0)
+    # what this machine lacks: the 7B model and MATH from the hub, vLLM and bf16 on a GPU
+    stand_in = cfg.replace(model=tiny, task=Parity(), use_vllm=False, bf16=False)
+    trainer = build_trainer(stand_in, tmp_path, "paper")
+    args = trainer.args
+    assert args.generation_batch_size == 8192
+    assert args.per_device_train_batch_size * args.gradient_accumulation_steps == 2048
+    assert args.steps_per_generation == 4 * args.gradient_accumulation_steps  # 4 updates
+    assert args.max_steps == cfg.steps * 4
+    assert args.importance_sampling_level == ("sequence" if name.startswith("gspo") else "token")
+    assert args.positive_weight == (0.0 if name.endswith("_n") else 1.0)
+    assert (args.learning_rate, args.beta, args.epsilon, args.entropy_coef) == (1e-6, 1e-3, 0.2, 1e-4)
+    assert args.temperature == 1.0 and args.max_completion_length == 3072
+    assert args.vllm_mode == "colocate" and args.vllm_max_model_length == 4096
+    assert trainer.ref_model is not None  # the KL term's reference policy
+    assert args.lr_scheduler_type == "constant" and args.num_iterations == 1
+
+
+def test_missing_gpu_run_says_how_to_launch_it(paper, tmp_path, monkeypatch):
+    from rlvr_dynamics.training.run import obtain
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    cfg = TrainConfig.from_params(paper, "gspo_n", 0)
+    with pytest.raises(FileNotFoundError, match=r"accelerate launch --config_file configs/"
+                       r"accelerate/zero3-1node-4gpu.yaml -m rlvr_dynamics.training "
+                       r"--profile paper --algorithm gspo_n --seed 0"):
+        obtain(cfg, "paper", inline=False)
+
+
+def test_launch_files_are_consistent():
+    from accelerate.commands.config.config_args import ClusterConfig
+
+    for name, processes, machines, stage in [("zero3-1node-4gpu", 4, 1, 3),
+                                             ("zero2-1node-4gpu", 4, 1, 2),
+                                             ("zero3-multinode", 8, 2, 3)]:
+        path = REPO / "configs" / "accelerate" / f"{name}.yaml"
+        cluster = ClusterConfig.from_yaml_file(str(path))
+        assert (cluster.num_processes, cluster.num_machines) == (processes, machines)
+        ds_file = REPO / yaml.safe_load(path.read_text())["deepspeed_config"]["deepspeed_config_file"]
+        ds = json.loads(ds_file.read_text())
+        assert ds["zero_optimization"]["stage"] == stage
+        # batch sizes, clipping and precision follow TRL's arguments
+        for key in ("train_batch_size", "train_micro_batch_size_per_gpu",
+                    "gradient_accumulation_steps", "gradient_clipping"):
+            assert ds[key] == "auto", (name, key)
+        assert ds["bf16"]["enabled"] == "auto"
+
+
+def test_cli_refuses_bad_input_before_loading(capsys):
+    from rlvr_dynamics.training.__main__ import main
+
+    assert main(["--profile", "paper", "--algorithm", "ppo"]) == 2
+    assert "unknown algorithm 'ppo'; valid: ['grpo', 'grpo_n', 'gspo', 'gspo_n']" in capsys.readouterr().err
+    assert main(["--profile", "paper", "--algorithm", "grpo", "--param", "generation_batch=8191"]) == 2
+    assert "generation_batch=8191 is not divisible by num_generations=8" in capsys.readouterr().err
+    assert main(["--profile", "paper", "--algorithm", "grpo", "--param", "model=/no/such/model"]) == 2
+    assert "/no/such/model" in capsys.readouterr().err
