@@ -16,16 +16,19 @@ R3 = np.array([0.5, 1.0, 0.0])
 
 @pytest.mark.parametrize("optimizer", ["adam", "sgd"])
 @pytest.mark.parametrize("negative_only", [False, True])
-def test_vectorised_run_matches_the_literal_loop_on_the_same_draws(optimizer, negative_only):
-    # Two settings of four actions with different temperatures and learning rates, G = 3.
+@pytest.mark.parametrize("tau,lr", [([1.0, 2.0], [0.1, 0.3]), (1.5, 0.2)])
+def test_vectorised_run_matches_the_literal_loop_on_the_same_draws(optimizer, negative_only,
+                                                                   tau, lr):
+    # Two settings of four actions, with their own or shared temperature and learning rate.
     z0 = toy.logits([[0.45, 0.05, 0.3, 0.2], [0.7, 0.01, 0.2, 0.09]])
     r = np.array([[0.5, 1.0, 0.0, 0.25], [0.3, 1.0, 0.0, 0.6]])
-    tau, lr, steps, seeds, G = [1.0, 2.0], [0.1, 0.3], 150, 4, 3
+    steps, seeds, G = 150, 4, 3
     got = toy.simulate(z0, r, G=G, lr=lr, tau=tau, optimizer=optimizer,
                        negative_only=negative_only, steps=steps, seeds=seeds, seed=11)
     rng = np.random.default_rng(11)
     u = np.stack([toy.uniforms(rng, 2, seeds, G) for _ in range(steps)])
     assert got.pi.shape == (steps + 1, 2, seeds, 4)
+    tau, lr = np.broadcast_to(tau, 2), np.broadcast_to(lr, 2)
     for s, j in itertools.product(range(2), range(seeds)):
         ref = toy.algorithm1(z0[s], r[s], u[:, s, j], lr=lr[s], tau=tau[s], optimizer=optimizer,
                              negative_only=negative_only)
@@ -118,7 +121,8 @@ def test_unsampled_actions_get_no_gradient_under_the_standard_update():
 def test_adam_matches_torch():
     rng = np.random.default_rng(1)
     grads = rng.normal(size=(60, 3)) * rng.uniform(0, 1, size=(60, 1))
-    ours, z = toy.Adam((3,), 0.1), np.zeros(3)
+    z = np.zeros(3)
+    ours = toy.Adam(z, 0.1)
     zt = torch.zeros(3, dtype=torch.float64, requires_grad=True)
     opt = torch.optim.Adam([zt], lr=0.1, maximize=True)
     for g in grads:

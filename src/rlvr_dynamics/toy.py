@@ -125,10 +125,10 @@ def counts(pi: np.ndarray, u: np.ndarray) -> np.ndarray:
     summed left to right, as in ``algorithm1``. Returns float counts (..., K).
     """
     K, G = pi.shape[-1], u.shape[-1]
-    n = np.empty(pi.shape)
-    cdf, below_prev = pi[..., 0], 0.0
+    n = np.empty_like(pi)
+    cdf, below_prev = pi[..., 0], 0
     for k in range(K - 1):                       # K is small: a loop beats a reduction here
-        below = (u < cdf[..., None]).astype(float) @ np.ones(G)     # #{i: u_i < cdf(k)}
+        below = (u < cdf[..., None]).sum(-1)     # #{i: u_i < cdf(k)}
         n[..., k] = below - below_prev
         cdf, below_prev = cdf + pi[..., k + 1], below
     n[..., K - 1] = G - below_prev
@@ -145,24 +145,23 @@ def group_gradient(pi: np.ndarray, n: np.ndarray, r: np.ndarray, tau,
     Returns g (..., K) and the number of relative-negative samples (A < 0) of each action.
     ``tau`` broadcasts against pi[..., 0].
     """
-    ones = np.ones(pi.shape[-1])                 # x @ ones sums the small last axis quickly
-    G = n @ ones
-    A = r - ((n * r) @ ones / G)[..., None]
+    G = n.sum(-1)
+    A = r - ((n * r).sum(-1) / G)[..., None]
     negative = np.where(A < 0, n, 0.0)
     scale = (1 / (G * np.asarray(tau)))[..., None]
     if not negative_only:
         return n * A * scale, negative
     w = n * np.minimum(A, 0.0)
-    return (w - pi * (w @ ones)[..., None]) * scale, negative
+    return (w - pi * w.sum(-1)[..., None]) * scale, negative
 
 
 class Adam:
     """Adam (Kingma & Ba 2015), ascending g: Delta z = lr m_hat / (sqrt(v_hat) + eps), with the
     bias-corrected moments m_hat, v_hat of g kept per logit."""
 
-    def __init__(self, shape, lr, betas=ADAM_BETAS, eps=ADAM_EPS):
+    def __init__(self, z: np.ndarray, lr, betas=ADAM_BETAS, eps=ADAM_EPS):
         self.lr, (self.b1, self.b2), self.eps = lr, betas, eps
-        self.m, self.v, self.t = np.zeros(shape), np.zeros(shape), 0
+        self.m, self.v, self.t = np.zeros_like(z), np.zeros_like(z), 0   # z's shape and layout
 
     def step(self, g: np.ndarray) -> np.ndarray:
         self.t += 1
@@ -184,15 +183,31 @@ class SGD:
         return self.lr * g
 
 
-def _optimizer(name: str, shape, lr) -> Adam | SGD:
-    return Adam(shape, lr) if name == "adam" else SGD(lr)
+def _optimizer(name: str, z: np.ndarray, lr) -> Adam | SGD:
+    return Adam(z, lr) if name == "adam" else SGD(lr)
 
 
 # --- many seeds at once ------------------------------------------------------------------------
 
 def uniforms(rng: np.random.Generator, S: int, seeds: int, G: int) -> np.ndarray:
-    """One step's draws, (S, seeds, G). ``algorithm1`` on seed j of setting s reads [s, j]."""
-    return rng.random((S, seeds, G))
+    """One step's draws, (S, seeds, G) (stored sample-major, see ``_actions_outermost``).
+    ``algorithm1`` on seed j of setting s reads [s, j]."""
+    return np.moveaxis(rng.random((G, S, seeds)), 0, -1)
+
+
+def _actions_outermost(x: np.ndarray) -> np.ndarray:
+    """x (..., K), the same values stored with the small last axis outermost in memory.
+
+    numpy keeps that layout through elementwise operations, and then reduces over the last
+    axis (softmax, sums over actions) and broadcasts against it several times faster.
+    """
+    out = _empty_actions_outermost(x.shape)
+    out[...] = x
+    return out
+
+
+def _empty_actions_outermost(shape) -> np.ndarray:
+    return np.moveaxis(np.empty((shape[-1], *shape[:-1])), 0, -1)
 
 
 def run(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
@@ -211,19 +226,26 @@ def run(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
     return _run(st, steps, seeds, seed, progress)
 
 
+def _per_setting(x: np.ndarray, trailing: int):
+    """x (S,) shaped to broadcast over ``trailing`` more axes, or one number if all equal
+    (numpy broadcasts a scalar much faster)."""
+    return x[0] if np.all(x == x[0]) else x.reshape(-1, *[1] * trailing)
+
+
 def _run(st: Setting, steps: int, seeds: int, seed: int, progress: bool):
     S, K = st.z0.shape
     rng = np.random.default_rng(seed)
-    z = np.broadcast_to(st.z0[:, None, :], (S, seeds, K)).copy()
-    r, tau = st.r[:, None, :], st.tau[:, None]
-    opt = _optimizer(st.optimizer, z.shape, st.lr[:, None, None])
-    pi = softmax(z, tau[..., None])
+    z = _actions_outermost(np.broadcast_to(st.z0[:, None, :], (S, seeds, K)))
+    r = _actions_outermost(np.broadcast_to(st.r[:, None, :], (S, seeds, K)))
+    tau = _per_setting(st.tau, 1)                 # broadcasts against (S, seeds)
+    opt = _optimizer(st.optimizer, z, _per_setting(st.lr, 2))
+    pi = softmax(z, np.expand_dims(tau, -1))
     for _ in tqdm(range(steps), desc="Algorithm 1", disable=not progress, leave=False):
         n = counts(pi, uniforms(rng, S, seeds, st.G))
         g, negative = group_gradient(pi, n, r, tau, st.negative_only)
         yield pi, negative
         z += opt.step(g)
-        pi = softmax(z, tau[..., None])
+        pi = softmax(z, np.expand_dims(tau, -1))
     yield pi, None
 
 
@@ -235,11 +257,17 @@ class Trajectories:
     negative: np.ndarray
 
 
-def simulate(z0, r, **kwargs) -> Trajectories:
+def simulate(z0, r, *, steps: int = 500, **kwargs) -> Trajectories:
     """``run`` (same keywords) with every step kept."""
-    pis, negatives = zip(*run(z0, r, **kwargs))
-    return Trajectories(np.stack(pis), np.stack(negatives[:-1]) if len(pis) > 1
-                        else np.empty((0, *pis[0].shape)))
+    out = None
+    for l, (pi, negative) in enumerate(run(z0, r, steps=steps, **kwargs)):
+        if out is None:
+            out = Trajectories(_empty_actions_outermost((steps + 1, *pi.shape)),
+                               _empty_actions_outermost((steps, *pi.shape)))
+        out.pi[l] = pi
+        if negative is not None:
+            out.negative[l] = negative
+    return out
 
 
 # --- the literal loop ------------------------------------------------------------------------
@@ -328,7 +356,7 @@ def mean_field(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
     st = setting(z0, r, G=G, lr=lr, tau=tau, optimizer=optimizer, negative_only=negative_only)
     _count("steps", steps, 0)
     z = st.z0.copy()
-    opt = _optimizer(st.optimizer, z.shape, st.lr[:, None])
+    opt = _optimizer(st.optimizer, z, st.lr[:, None])
     pi = np.empty((steps + 1, *z.shape))
     pi[0] = softmax(z, st.tau[:, None])
     for l in range(steps):
