@@ -210,6 +210,12 @@ def _empty_actions_outermost(shape) -> np.ndarray:
     return np.moveaxis(np.empty((shape[-1], *shape[:-1])), 0, -1)
 
 
+def _per_setting(x: np.ndarray, trailing: int):
+    """x (S,) shaped to broadcast over ``trailing`` more axes, or one number if all equal
+    (numpy broadcasts a scalar much faster)."""
+    return x[0] if np.all(x == x[0]) else x.reshape(-1, *[1] * trailing)
+
+
 def run(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
         negative_only: bool = False, steps: int = 500, seeds: int = 100, seed: int = 0,
         progress: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
@@ -224,12 +230,6 @@ def run(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
     _count("steps", steps, 0)
     _count("seeds", seeds, 1)
     return _run(st, steps, seeds, seed, progress)
-
-
-def _per_setting(x: np.ndarray, trailing: int):
-    """x (S,) shaped to broadcast over ``trailing`` more axes, or one number if all equal
-    (numpy broadcasts a scalar much faster)."""
-    return x[0] if np.all(x == x[0]) else x.reshape(-1, *[1] * trailing)
 
 
 def _run(st: Setting, steps: int, seeds: int, seed: int, progress: bool):
@@ -557,20 +557,20 @@ def legend_handles(K: int) -> list:
                Line2D([], [], color="k", ls="--", label="mean field (Theorem 1)")])
 
 
-def policy_panels(rows: list[list[tuple[Summary, int, str]]], title: str, width: float = 3.4):
-    """A grid of ``plot_policy`` panels, one (summary, setting, title) per panel; the figure."""
+def policy_panels(panels: list[tuple[Summary, int, str]], title: str, ncol: int = 2,
+                  width: float = 3.7):
+    """``plot_policy`` panels, one per (summary, setting, title), ``ncol`` to a row."""
     import matplotlib.pyplot as plt
-    ncol = max(len(row) for row in rows)
-    fig, axes = plt.subplots(len(rows), ncol, figsize=(width * ncol, 3.0 * len(rows) + 1.0),
+    nrow = -(-len(panels) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(width * ncol, 2.8 * nrow + 1.2),
                              squeeze=False, sharey=True, constrained_layout=True)
-    for row, ax_row in zip(rows, axes):
-        for (summary, s, t), ax in zip(row, ax_row):
-            plot_policy(ax, summary, s, t)
-        for ax in ax_row[len(row):]:
-            ax.set_axis_off()
-    K = max(summary.mean.shape[-1] for row in rows for summary, _, _ in row)
-    fig.legend(handles=legend_handles(K), loc="outside lower center", ncol=K + 4, fontsize=8)
-    fig.suptitle(title, fontsize=10)
+    for (summary, s, t), ax in zip(panels, axes.flat):
+        plot_policy(ax, summary, s, t)
+    for ax in axes.flat[len(panels):]:
+        ax.set_axis_off()
+    K = max(summary.mean.shape[-1] for summary, _, _ in panels)
+    fig.legend(handles=legend_handles(K), loc="outside lower center", ncol=4, fontsize=8)
+    fig.suptitle(title, fontsize=9)
     return fig
 
 
@@ -601,7 +601,7 @@ def plot_phase(ax, t: np.ndarray, p2, G, steps: int, title: str, norm=None):
     im = ax.imshow(shown, origin="lower", aspect="auto", cmap="viridis_r", norm=norm)
     for (i, j), v in np.ndenumerate(t):
         ax.text(j, i, f">{steps}" if np.isinf(v) else f"{v:.0f}", ha="center", va="center",
-                fontsize=7, color="k" if np.isinf(v) or v < np.sqrt(steps) else "w")
+                fontsize=8, color="k" if np.isinf(v) or v < np.sqrt(steps) else "w")
     ax.set_xticks(range(len(p2)), [f"{p:g}" for p in p2], fontsize=8)
     ax.set_yticks(range(len(G)), [str(g) for g in G])
     ax.set(xlabel=r"initial $\pi(a_2)$", ylabel="G", title=title)
