@@ -54,13 +54,16 @@ def pass_at_k(n, c, k) -> np.ndarray:
         raise ValueError(f"c must be <= n, got c={c[i]} > n={n[i]} for problem {i}")
     if n.size and k.size and k.max() > n.min():
         raise ValueError(f"k must be <= n, got k={k.max()} > n={n.min()}")
+    values = np.unique(n)
     out = np.empty((c.size, k.size))
-    for n_value in np.unique(n):
-        rows = n == n_value
+    for n_value in values:
         i = np.arange(n_value, 0, -1, dtype=np.float64)             # i = n, n-1, ..., 1
-        miss = np.cumprod(1.0 - k[None, :] / i[:, None], axis=0)     # [c-1, j]: all c misses
-        table = np.vstack([np.ones((1, k.size)), miss])              # table[c] = C(n-c,k)/C(n,k)
-        out[rows] = 1.0 - table[c[rows]]
+        miss = np.cumprod(1.0 - k[None, :] / i[:, None], axis=0)     # [c-1, j]: C(n-c,k)/C(n,k)
+        table = 1.0 - np.vstack([np.ones((1, k.size)), miss])        # table[c]: Pass@k
+        if len(values) == 1:
+            return table[c]
+        rows = n == n_value
+        out[rows] = table[c[rows]]
     return out
 
 
