@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from transformers.trainer_callback import ProgressCallback
 
 from rlvr_dynamics.store import config_key, read_json, results_dir, write_json
 from rlvr_dynamics.training import algorithms
@@ -161,11 +162,21 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     trainer = GRPONTrainer(model=model, reward_funcs=reward_function(task), args=args,
                            train_dataset=dataset(task.problems("train"), tokenizer),
                            processing_class=tokenizer)
+    trainer.remove_callback(ProgressCallback)
+    trainer.add_callback(QuietProgress)
     trainer.add_callback(DynamicsCallback(trainer, task, heldout,
                                           every=cfg.eval_every * cfg.updates_per_step,
                                           max_new_tokens=cfg.max_completion_length,
                                           batch_size=cfg.eval_batch))
     return trainer
+
+
+class QuietProgress(ProgressCallback):
+    """The Trainer's progress bar over optimizer updates, without a printed line per log (the
+    logged dynamics are in the run's ``dynamics.json``)."""
+
+    def on_log(self, args, state, control, logs=None, **kwargs) -> None:
+        pass
 
 
 def load_model(cfg: TrainConfig, profile: str):
