@@ -18,15 +18,12 @@ machine with ``pip install rlvr-dynamics[gpu]``; ``vllm_engine_kwargs`` and
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 import torch
 from tqdm.auto import tqdm
 from transformers import GenerationConfig
-
-log = logging.getLogger(__name__)
 
 Prompt = str | list[dict[str, str]]
 """A plain string, or chat messages ``[{"role": ..., "content": ...}, ...]``."""
