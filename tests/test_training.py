@@ -13,7 +13,8 @@ import pytest
 import torch
 
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
-from rlvr_dynamics.tasks.sums import ALPHABET, SumTask
+from rlvr_dynamics.tasks.base import Problem
+from rlvr_dynamics.tasks.sums import ALPHABET
 from rlvr_dynamics.training import algorithms
 from rlvr_dynamics.training.config import TrainConfig
 
@@ -23,11 +24,16 @@ PROMPTS, G = 8, 4
 
 
 @dataclass(frozen=True)
-class Parity(SumTask):
-    """A stand-in task on which an untrained model earns mixed rewards: a completion is
-    'correct' when its length is even."""
+class Parity:
+    """A stand-in task on which an untrained model earns mixed rewards: prompts ``a+b=`` in the
+    sums alphabet, and a completion is 'correct' when its length is even."""
 
-    size: tuple[tuple[str, int], ...] = (("train", 32), ("test", 8), ("ood", 2))
+    train: int = 32
+    name: str = "parity"
+
+    def problems(self, split: str) -> list[Problem]:
+        n = self.train if split == "train" else 8
+        return [Problem(f"{split}-{i}", f"{i}+{i % 7}=", "0") for i in range(n)]
 
     def verify(self, completion: str, answer: str) -> bool:
         return len(completion) % 2 == 0
@@ -70,7 +76,7 @@ def generation(cfg: TrainConfig, tmp_path: Path):
     noise = torch.Generator().manual_seed(1)
     with torch.no_grad():
         for p in trainer.model.parameters():
-            p.add_(0.05 * torch.randn(p.shape, generator=noise))
+            p.add_(0.15 * torch.randn(p.shape, generator=noise))
     return trainer, batch
 
 
@@ -109,7 +115,8 @@ def test_minus_n_zeroes_positive_samples_and_keeps_negative_ones(tiny, tmp_path,
             assert torch.equal(g_n[i], g[i]), f"sample {i} (A={a:.3f}) lost its gradient"
         else:
             assert g_n[i].count_nonzero() == 0, f"sample {i} (A={a:.3f}) got a gradient"
-            assert a == 0 or g[i].count_nonzero() > 0  # under GRPO it does get one
+    # under GRPO/GSPO positive samples do move the policy (those not clipped away)
+    assert any(g[i].count_nonzero() > 0 for i, a in enumerate(A.tolist()) if a > 0)
 
 
 def test_minus_n_parameter_gradient_is_grpo_on_the_negative_samples(tiny, tmp_path):

@@ -32,7 +32,7 @@ def resume_config(model: str):
     from test_training import Parity, config
 
     # 8 training prompts, 4 per step: 2 steps per epoch, 7 steps, checkpoints after steps 3, 6
-    return config(model, "gspo_n", task=Parity(size=(("train", 8), ("test", 8), ("ood", 2))),
+    return config(model, "gspo_n", task=Parity(train=8),
                   generation_batch=16, update_batch=8, micro_batch=4, steps=7,
                   checkpoint_every=3, beta=1e-3, entropy_coef=1e-4)
 

@@ -41,16 +41,18 @@ def run_dir(cfg: TrainConfig, profile: str) -> Path:
 def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
     """Train ``cfg`` (or find it trained) and return its folder."""
     out = run_dir(cfg, profile)
-    if (out / "done.json").is_file() and not recompute:
-        log.info("%s: found finished run %s", cfg.label, out.name)
+    if find(cfg, profile) and not recompute:
+        log.info("%s seed %d: found finished run %s", cfg.label, cfg.seed, out.name)
         return out
     if recompute and out.exists():
         shutil.rmtree(out)
     trainer = build_trainer(cfg, out, profile)
-    write_json(out / "config.json", dataclasses.asdict(cfg))
+    if trainer.accelerator.is_main_process:
+        write_json(out / "config.json", dataclasses.asdict(cfg))
     checkpoint = last_checkpoint(out / "checkpoints")
-    if checkpoint is not None:
-        log.info("%s: resuming from %s", cfg.label, checkpoint.name)
+    log.info("%s seed %d: training %d steps (%d updates) in %s%s", cfg.label, cfg.seed,
+             cfg.steps, cfg.steps * cfg.updates_per_step, out.name,
+             f", resuming from {checkpoint.name}" if checkpoint else "")
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     trainer.save_model(str(out / "model"))
     if trainer.accelerator.is_main_process:
