@@ -166,3 +166,28 @@ def test_arithmetic_splits_are_disjoint_deterministic_and_correct():
 ])
 def test_arithmetic_extract(text, want):
     assert arithmetic.extract(text) == want
+
+
+def test_hub_loaders_ask_for_the_right_dataset_and_normalise_it(monkeypatch):
+    """Without the hub here, a stand-in ``datasets.load_dataset`` checks what is asked and
+    serves rows in each benchmark's own field names."""
+    import datasets
+
+    asked = []
+    rows = {"HuggingFaceH4/MATH-500": [{"problem": "p", "answer": "\\frac12", "unique_id": "u/1"}],
+            "math-ai/amc23": [{"question": "q", "answer": 27.0, "id": 3}],
+            "DigitalLearningGmbH/MATH-lighteval": [{"problem": "p", "solution": "so \\boxed{7}."}],
+            "allenai/ai2_arc": [{"id": "a", "question": "q", "answerKey": "A",
+                                 "choices": {"text": ["x", "y"], "label": ["A", "B"]}}]}
+
+    def load_dataset(repo, config=None, split=None):
+        asked.append((repo, config, split))
+        return rows[repo]
+    monkeypatch.setattr(datasets, "load_dataset", load_dataset)
+    assert mt.load_benchmark("math500")[0].answer == "\\frac12"
+    assert mt.load_benchmark("amc23")[0].answer == "27"
+    assert mt.load_benchmark("math-train")[0].answer == "7"
+    assert choice.load_choice("arc-c")[0].answer == "A"
+    assert asked == [("HuggingFaceH4/MATH-500", None, "test"), ("math-ai/amc23", None, "test"),
+                     ("DigitalLearningGmbH/MATH-lighteval", None, "train"),
+                     ("allenai/ai2_arc", "ARC-Challenge", "test")]
