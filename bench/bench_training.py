@@ -4,9 +4,9 @@
   settings: seconds per optimizer update and their ratio (target: at most 1.10, the override is
   a ``torch.where`` on the advantages);
 * the held-out dynamics (greedy decoding and token entropy) at the cpu profile's cadence (every
-  5 steps) as a fraction of the training time.
+  4 steps) as a fraction of the training time.
 
-A tiny untrained model on the sums task; cpu-profile batch shapes (16 prompts x 8 rollouts,
+A tiny untrained model on the sums task; cpu-profile batch shapes (8 prompts x 8 rollouts,
 4 updates per step).
 
     .venv/bin/python bench/bench_training.py
@@ -40,8 +40,8 @@ def setup(folder: Path) -> TrainConfig:
     tok.save_pretrained(folder / "tiny")
     return TrainConfig(
         algorithm="grpo_n", model=str(folder / "tiny"), task=SumTask(), positive_weight=None,
-        seed=0, steps=STEPS, num_generations=8, generation_batch=128, update_batch=32,
-        micro_batch=32, learning_rate=1e-4, weight_decay=0.01, beta=1e-3, epsilon=0.2,
+        seed=0, steps=STEPS, num_generations=8, generation_batch=64, update_batch=16,
+        micro_batch=16, learning_rate=1e-4, weight_decay=0.01, beta=1e-3, epsilon=0.2,
         dual_clip=3.0, entropy_coef=1e-4, temperature=1.0, max_completion_length=48,
         loss_type="dapo", eval_every=10 ** 6, eval_problems=200, eval_batch=200,
         checkpoint_every=10 ** 6, use_vllm=False, context=128, bf16=False,
@@ -85,8 +85,8 @@ def main() -> None:
     print(f"seconds per update: GRPONTrainer (-N) {best['ours']:.3f}, TRL GRPOTrainer "
           f"{best['trl']:.3f}, ratio {ratio:.2f} (target <= {TARGET}: "
           f"{'met' if ratio <= TARGET else 'NOT met'})")
-    print(f"held-out dynamics ({cfg.eval_problems} problems): {heldout:.2f} s, every 5 steps "
-          f"{heldout / (5 * per_step):.0%} of the training time")
+    print(f"held-out dynamics ({cfg.eval_problems} problems): {heldout:.2f} s, every 4 steps "
+          f"{heldout / (4 * per_step):.0%} of the training time")
 
 
 if __name__ == "__main__":
