@@ -48,6 +48,18 @@ def test_packed_loss_equals_padded_loss(tok_model, pairs):
     assert leaky != pytest.approx(pt.completion_loss(model, batch).item(), rel=1e-5)
 
 
+def test_worked_examples_leave_the_choice_of_path_unscored(tok_model):
+    tok, model = tok_model
+    ids, labels = pt.encode_pair(tok, "3+4=", "3+4=7;#7", unscored=1)
+    prompt_len = len("<s>3+4=") - 2  # "<s>" is one token
+    assert labels[:prompt_len + 1] == [-100] * (prompt_len + 1)   # prompt and first character
+    assert labels[prompt_len + 1:] == ids[prompt_len + 1:]
+    pairs = [("3+4=", "#7"), ("3+4=", "3+4=7;#7")]
+    scored = pt.packed_batch(tok, pairs)["labels"]
+    free = pt.packed_batch(tok, pairs, unscored=[0, 1])["labels"]
+    assert (scored != -100).sum() - (free != -100).sum() == 1
+
+
 def test_sequence_logprobs_match_one_sequence_at_a_time(tok_model, pairs):
     tok, model = tok_model
     got = pt.sequence_logprobs(model, tok, pairs)
@@ -73,18 +85,25 @@ def test_first_char_probability_ignores_left_padding(tok_model):
                                   .item(), rel=1e-4)
 
 
-def test_direct_match_of_a_model_against_the_author(tok_model):
+def test_author_match_recomputed_by_hand(tok_model):
     tok, model = tok_model
-    terms = [(23, 48, 71, 15), (12, 13)]
-    m = pt.direct_match(model, tok, terms, Author(carry_slip=0.3, carry_cap=None))
-    assert m["author_p"] == pytest.approx([0.49, 1.0])
-    assert m["units"].tolist() == [2, 0]
-    assert ((0 <= m["tv"]) & (m["tv"] <= 1)).all() and ((0 <= m["model_p"]) & (m["model_p"] <= 1)).all()
-    # the model's conditional probability of the right direct answer, recomputed by hand
-    p_direct = pt.first_char_probabilities(model, tok, ["12+13="])[0]
-    lp = pt.sequence_logprobs(model, tok, [("12+13=", "#25")])[0]
-    assert m["model_p"][1] == pytest.approx(np.exp(lp) / p_direct, rel=1e-5)
-    assert list(direct_distribution((12, 13), Author())) == ["25"]
+    terms = [(23, 48, 71, 15), (1, 2)]
+    m = pt.author_match(model, tok, terms, Author(carry_slip=0.3, carry_cap=None,
+                                                   step_slip=0.02, correction=0.03))
+    assert m["author_direct_right"] == pytest.approx([0.49, 1.0])
+    assert m["author_clean_stepwise"] == pytest.approx([0.95 ** 3, 0.95])
+    assert m["units"].tolist() == [2, 0] and m["m"].tolist() == [4, 2]
+    for key in ("direct_tv", "direct_right", "clean_stepwise", "stepwise"):
+        assert ((0 <= m[key]) & (m[key] <= 1)).all(), key
+    # the model's conditional probabilities, recomputed from plain sequence probabilities
+    p_direct = pt.first_char_probabilities(model, tok, ["1+2="])[0]
+    lp_direct, lp_step = pt.sequence_logprobs(model, tok, [("1+2=", "#3"), ("1+2=", "1+2=3;#3")])
+    assert m["direct_right"][1] == pytest.approx(np.exp(lp_direct) / p_direct, rel=1e-5)
+    assert m["clean_stepwise"][1] == pytest.approx(np.exp(lp_step) / (1 - p_direct), rel=1e-5)
+    assert m["stepwise"][1] == pytest.approx(1 - p_direct)
+    # only one direct answer is possible for 1+2: the TV is the mass on everything else
+    assert m["direct_tv"][1] == pytest.approx(1 - m["direct_right"][1], rel=1e-5)
+    assert list(direct_distribution((1, 2), Author())) == ["3"]
 
 
 def test_resumed_pretraining_equals_an_uninterrupted_run(tmp_path, monkeypatch):

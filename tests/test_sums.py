@@ -8,7 +8,8 @@ import pytest
 
 from rlvr_dynamics.tasks.sums import (Author, SumTask, add_columns, author_logprob, carry_units,
                                       corpus, corrections, direct_completion,
-                                      direct_distribution, direct_success, extract, path, prompt,
+                                      direct_distribution, direct_success, extract, path,
+                                      path_counts, prompt,
                                       stepwise_completion, success_probability, terms_of)
 
 
@@ -33,6 +34,13 @@ def test_extract_path_corrections(completion, answer, kind, bangs):
     assert extract(completion) == answer
     assert path(completion) == kind
     assert corrections(completion) == bangs
+
+
+def test_path_counts_tally_paths_rightness_and_corrections():
+    samples = ["#24", "#14", "3+7=10;10+5=15;15+9=24;#24", "3+7=10;10+5=25!15;15+9=24;#24",
+               "3+7=10;10+5=15;15+9=23;#23", "", "#24"]
+    assert path_counts("24", samples) == {"direct": 3, "direct_right": 2, "stepwise": 3,
+                                          "stepwise_right": 2, "corrected": 1}
 
 
 def test_verify_compares_the_extracted_answer():
@@ -176,6 +184,14 @@ def test_corpus_statistics_match_the_author():
     right = np.mean([extract(c) == str(sum(terms_of(p))) for p, c in step])
     expected = np.mean([(1 - author.step_slip) ** (len(terms_of(p)) - 1) for p, _ in step])
     assert abs(right - expected) <= 5 * math.sqrt(0.25 / len(step))
+
+
+def test_corpus_can_be_asked_for_one_path():
+    rng = np.random.default_rng(4)
+    assert {path(c) for _, c in corpus(Author(), 200, (2, 9), 1, rng, only="stepwise")} == {"stepwise"}
+    assert {path(c) for _, c in corpus(Author(), 200, (2, 9), 1, rng, only="direct")} == {"direct"}
+    with pytest.raises(ValueError, match="only must be"):
+        corpus(Author(), 1, (2, 9), 1, rng, only="both")
 
 
 def test_success_probability_is_the_mixture_of_the_two_paths():

@@ -17,6 +17,7 @@ import logging
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -25,7 +26,8 @@ from tqdm.auto import tqdm
 from rlvr_dynamics.models import char_tokenizer, load_tiny, tiny_qwen2
 from rlvr_dynamics.store import config_key, read_json, results_dir, write_json
 from rlvr_dynamics.tasks.sums import (ALPHABET, Author, SumTask, author_logprob, carry_units,
-                                      corpus, direct_distribution, prompt, terms_of)
+                                      corpus, direct_distribution, prompt, stepwise_completion,
+                                      terms_of)
 
 log = logging.getLogger(__name__)
 
@@ -38,9 +40,11 @@ class PretrainConfig:
     """Everything that determines a base model (its cache key).
 
     ``operands``: the operand counts of the pretraining corpus (the base may know longer sums
-    than the RL training split has); ``snapshots``: steps at which a copy of the model is kept
-    (less-converged bases, ``base_model(..., step=s)``); ``eval_every``: steps between
-    held-out losses.
+    than the RL training split has); ``worked``: extra stepwise examples per step, as a share of
+    ``batch``, whose first completion token (the choice of path) carries no loss -- they teach
+    the rare path's steps without changing how often the base chooses it; ``snapshots``: steps
+    at which a copy of the model is kept (less-converged bases, ``base_model(..., step=s)``);
+    ``eval_every``: steps between held-out losses.
     """
 
     task: SumTask = field(default_factory=SumTask)
@@ -57,6 +61,7 @@ class PretrainConfig:
     checkpoint_every: int = 500
     eval_every: int = 100
     snapshots: tuple[int, ...] = ()
+    worked: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("hidden", "layers", "heads", "steps", "batch", "checkpoint_every",
@@ -68,6 +73,8 @@ class PretrainConfig:
                              f"heads={self.heads}")
         if not self.lr > 0:
             raise ValueError(f"PretrainConfig.lr must be > 0, got {self.lr}")
+        if not self.worked >= 0:
+            raise ValueError(f"PretrainConfig.worked must be >= 0, got {self.worked}")
         if not 0 <= self.warmup < self.steps:
             raise ValueError(f"PretrainConfig.warmup must lie in [0, steps), got {self.warmup}")
         if not 2 <= self.operands[0] <= self.operands[1]:
@@ -81,21 +88,24 @@ class PretrainConfig:
         return config_key(dataclasses.asdict(self))
 
 
-def encode_pair(tokenizer, prompt: str, completion: str) -> tuple[list[int], list[int]]:
-    """``<s>prompt completion</s>`` as token ids, and labels that are -100 on the prompt."""
+def encode_pair(tokenizer, prompt: str, completion: str, unscored: int = 0
+                ) -> tuple[list[int], list[int]]:
+    """``<s>prompt completion</s>`` as token ids, and labels that are -100 on the prompt and on
+    the first ``unscored`` completion tokens."""
     p = [tokenizer.bos_token_id] + tokenizer.convert_tokens_to_ids(list(prompt))
     c = tokenizer.convert_tokens_to_ids(list(completion)) + [tokenizer.eos_token_id]
-    return p + c, [-100] * len(p) + c
+    return p + c, [-100] * (len(p) + unscored) + c[unscored:]
 
 
-def packed_batch(tokenizer, pairs: list[tuple[str, str]], row: int = ROW
-                 ) -> dict[str, torch.Tensor]:
+def packed_batch(tokenizer, pairs: list[tuple[str, str]], row: int = ROW,
+                 unscored: Sequence[int] | None = None) -> dict[str, torch.Tensor]:
     """Sequences laid end to end in rows of at most ``row`` tokens (a longer sequence gets a row
     of its own); ``position_ids`` restart at 0 for each sequence, so the model attends within
-    sequences only, and the mean loss is exactly that of a padded batch."""
+    sequences only, and the mean loss is exactly that of a padded batch. ``unscored[i]``
+    completion tokens of pair i carry no loss (``encode_pair``)."""
     rows: list[tuple[list[int], list[int], list[int]]] = [([], [], [])]
-    for p, c in pairs:
-        ids, labels = encode_pair(tokenizer, p, c)
+    for (p, c), skip in zip(pairs, unscored or [0] * len(pairs)):
+        ids, labels = encode_pair(tokenizer, p, c, skip)
         if rows[-1][0] and len(rows[-1][0]) + len(ids) > row:
             rows.append(([], [], []))
         rows[-1][0].extend(ids)
@@ -171,7 +181,11 @@ def pretrain(cfg: PretrainConfig, out: Path) -> Path:
         model.train()
         rng = np.random.default_rng([cfg.seed, step])  # the data of a step depends only on it
         pairs = corpus(cfg.author, cfg.batch, cfg.operands, cfg.task.digits, rng, exclude)
-        loss = completion_loss(model, packed_batch(tokenizer, pairs))
+        worked = corpus(cfg.author, round(cfg.worked * cfg.batch), cfg.operands,
+                        cfg.task.digits, rng, exclude, only="stepwise")
+        batch = packed_batch(tokenizer, pairs + worked,
+                             unscored=[0] * len(pairs) + [1] * len(worked))
+        loss = completion_loss(model, batch)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -260,30 +274,45 @@ def sequence_logprobs(model, tokenizer, pairs: list[tuple[str, str]]) -> np.ndar
     return np.array(out)
 
 
-def direct_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Author
+def author_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Author
                  ) -> dict[str, np.ndarray]:
-    """Per problem, the model's direct-answer distribution against the author's exact one.
+    """Per problem, the model's exact probabilities at the author's decisions, beside the
+    author's own (all conditional on the path, all at temperature 1):
 
-    ``author_p`` / ``model_p``: P(correct direct answer) (the model's conditioned on the direct
-    path, from its exact sequence probabilities); ``tv``: total-variation distance between the
-    two distributions over the author's possible answers (the model's mass elsewhere counts in
-    full); ``units``: carry units of the problem.
+    ``stepwise``: P(stepwise path) = 1 - P(first character ``#``) (author: ``Author.stepwise``);
+    ``direct_right``: P(right answer | direct); ``direct_tv``: total-variation distance between
+    the model's and the author's direct answers (model mass outside the author's answers counts
+    in full); ``clean_stepwise``: P(the slip-free stepwise completion | stepwise), which the
+    author writes with probability (1 - step_slip - correction) ** (m - 1). ``author_*`` hold
+    the author's values, ``units`` the carry units and ``m`` the operand count.
     """
-    p_direct = first_char_probabilities(model, tokenizer, [prompt(t) for t in terms_list])
-    rows, index = [], []
+    prompts = [prompt(t) for t in terms_list]
+    p_direct = first_char_probabilities(model, tokenizer, prompts)
+    clean = Author(step_slip=0.0, correction=0.0)
+    no_rng = np.random.default_rng(0)  # a slip-free author draws nothing
+    rows = [(p, stepwise_completion(t, clean, no_rng)) for p, t in zip(prompts, terms_list)]
+    index = [(i, None, 0.0) for i in range(len(terms_list))]
     for i, terms in enumerate(terms_list):
         for answer, p in direct_distribution(terms, author).items():
-            rows.append((prompt(terms), f"#{answer}"))
+            rows.append((prompts[i], f"#{answer}"))
             index.append((i, answer, p))
     logp = sequence_logprobs(model, tokenizer, rows)
     n = len(terms_list)
-    author_p, model_p, tv, covered = np.zeros(n), np.zeros(n), np.zeros(n), np.zeros(n)
+    out = {k: np.zeros(n) for k in ("direct_right", "author_direct_right", "direct_tv",
+                                    "clean_stepwise")}
+    covered = np.zeros(n)
     for (i, answer, p), lp in zip(index, logp):
+        if answer is None:
+            out["clean_stepwise"][i] = math.exp(lp) / (1 - p_direct[i])
+            continue
         q = math.exp(lp) / p_direct[i]  # conditional on choosing the direct path
-        tv[i] += abs(p - q)
+        out["direct_tv"][i] += abs(p - q)
         covered[i] += q
         if answer == str(sum(terms_list[i])):
-            author_p[i], model_p[i] = p, q
-    tv = 0.5 * (tv + np.clip(1 - covered, 0, None))
-    units = np.array([sum(carry_units(t)) for t in terms_list])
-    return {"author_p": author_p, "model_p": model_p, "tv": tv, "units": units}
+            out["direct_right"][i], out["author_direct_right"][i] = q, p
+    out["direct_tv"] = 0.5 * (out["direct_tv"] + np.clip(1 - covered, 0, None))
+    m = np.array([len(t) for t in terms_list])
+    return {**out, "stepwise": 1 - p_direct,
+            "author_stepwise": np.full(n, author.stepwise),
+            "author_clean_stepwise": (1 - author.step_slip - author.correction) ** (m - 1),
+            "units": np.array([sum(carry_units(t)) for t in terms_list]), "m": m}

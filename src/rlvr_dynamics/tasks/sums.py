@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from math import comb
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -165,6 +165,18 @@ def path(completion: str) -> str:
 def corrections(completion: str) -> int:
     """How many erroneous steps the completion corrected in place (``!`` marks)."""
     return completion.count("!")
+
+
+def path_counts(answer: str, completions: Sequence[str]) -> dict[str, int]:
+    """One problem's samples by path: how many took each path, how many of those were right,
+    and how many carried a corrected step (``!``)."""
+    kinds = [path(c) for c in completions]
+    right = [extract(c) == answer for c in completions]
+    return {"direct": kinds.count("direct"),
+            "direct_right": sum(r for k, r in zip(kinds, right) if k == "direct"),
+            "stepwise": kinds.count("stepwise"),
+            "stepwise_right": sum(r for k, r in zip(kinds, right) if k == "stepwise"),
+            "corrected": sum(corrections(c) > 0 for c in completions)}
 
 
 # --- the pretraining author ---------------------------------------------------------------
@@ -316,16 +328,20 @@ def author_logprob(terms: tuple[int, ...], completion: str, author: Author) -> f
 
 
 def corpus(author: Author, n: int, operands: tuple[int, int], digits: int,
-           rng: np.random.Generator, exclude: set[tuple[int, ...]] = frozenset()
-           ) -> list[tuple[str, str]]:
+           rng: np.random.Generator, exclude: set[tuple[int, ...]] = frozenset(),
+           only: str | None = None) -> list[tuple[str, str]]:
     """``n`` (prompt, completion) pairs written by ``author``, avoiding the ``exclude``d sums
-    (the held-out problems)."""
+    (the held-out problems); ``only="stepwise"`` or ``"direct"`` makes the author take that
+    path every time instead of choosing."""
+    if only not in (None, "stepwise", "direct"):
+        raise ValueError(f"only must be None, 'stepwise' or 'direct', got {only!r}")
     out: list[tuple[str, str]] = []
     while len(out) < n:
         terms = draw_terms(rng, operands, digits)
         if terms in exclude:
             continue
-        write = stepwise_completion if rng.random() < author.stepwise else direct_completion
+        stepwise = rng.random() < author.stepwise if only is None else only == "stepwise"
+        write = stepwise_completion if stepwise else direct_completion
         out.append((prompt(terms), write(terms, author, rng)))
     return out
 
