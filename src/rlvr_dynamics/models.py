@@ -76,6 +76,7 @@ def load_smollm2() -> tuple[PreTrainedModel, PreTrainedTokenizerFast]:
                                                  dtype=torch.float32)
     # Dequantised weights are plain float32: drop the quantizer so the model saves and trains.
     model.hf_quantizer = None
+    model.is_quantized = False  # set by the GGUF loader; Trainer refuses "quantized" models
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
