@@ -28,7 +28,7 @@ class GRPONConfig(GRPOConfig):
 
 class GRPONTrainer(GRPOTrainer):
     """TRL's ``GRPOTrainer`` with the positive samples' advantages weighted by lambda
-    (``args.positive_weight``); with lambda = 1 it is TRL's trainer, bit for bit.
+    (``args.positive_weight``); with lambda = 1 its advantages and loss are TRL's, bit for bit.
 
     Also logs ``frac_negative``, the fraction of the generation batch whose relative advantage
     is negative (the samples that -N trains on).
