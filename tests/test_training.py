@@ -248,3 +248,31 @@ def test_a_short_run_of_each_algorithm_completes(tiny, tmp_path, monkeypatch, na
     monkeypatch.setattr(run, "build_trainer", lambda *a: pytest.fail("retrained"))
     assert run.train(dataclasses.replace(cfg), "smoke") == out
     assert run.run_dir(cfg.replace(seed=1), "smoke") != out
+
+
+def synthetic(entropy, accuracy, seeds: int, noise: float, rng) -> list[list[dict]]:
+    """Runs whose held-out curves are ``entropy(t)``/``accuracy(t)`` plus Gaussian noise."""
+    return [[{"step": t, "heldout_entropy": entropy(t) + noise * rng.standard_normal(),
+              "greedy_accuracy": accuracy(t) + noise * rng.standard_normal()}
+             for t in range(0, 101, 10)] for _ in range(seeds)]
+
+
+def test_readings_of_figure_2_follow_the_curves():
+    import numpy as np
+
+    from rlvr_dynamics.training.claims import readings
+
+    rng = np.random.default_rng(0)
+    paper_like = {
+        "GRPO": synthetic(lambda t: 0.4 - 0.003 * t, lambda t: 0.5 + 0.003 * t, 5, 0.01, rng),
+        "GRPO-N": synthetic(lambda t: 0.4 + 0.00004 * (t - 40) ** 2 - 0.064, lambda t: 0.5 + 0.003 * t,
+                            5, 0.01, rng)}
+    table = readings(paper_like)["verdict"]
+    assert (table == "holds").all(), table
+    collapse = {"GRPO": paper_like["GRPO"],
+                "GRPO-N": synthetic(lambda t: 0.4 - 0.003 * t, lambda t: 0.3, 5, 0.01, rng)}
+    table = readings(collapse)["verdict"]
+    assert table.loc[("1. competitive greedy accuracy", "GRPO-N - GRPO, end")] == "fails"
+    assert table.loc[("4. GRPO-N ends above the base", "GRPO-N: end - base")] == "fails"
+    one_seed = {k: v[:1] for k, v in paper_like.items()}
+    assert (readings(one_seed)["verdict"] == "within noise").all()

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import torch
 from transformers import TrainerCallback
 
@@ -110,3 +111,11 @@ def summary(run: list[dict[str, Any]]) -> dict[str, float]:
             "entropy_min": low["heldout_entropy"], "step_of_min": low["step"],
             "entropy_end": held[-1]["heldout_entropy"],
             "reward_end": sum(rewards[-max(1, len(rewards) // 4):]) / max(1, len(rewards) // 4)}
+
+
+def curve(runs: list[list[dict[str, Any]]], key: str) -> tuple[np.ndarray, np.ndarray]:
+    """(steps, values[seed, step]) of ``key`` at the steps that every run logged it."""
+    steps = sorted(set.intersection(*({r["step"] for r in run if key in r} for run in runs)))
+    values = np.array([[next(r[key] for r in run if r["step"] == s) for s in steps]
+                       for run in runs], dtype=float)
+    return np.array(steps), values

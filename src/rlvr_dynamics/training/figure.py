@@ -10,6 +10,8 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 
+from rlvr_dynamics.training.dynamics import curve
+
 PANELS = [("greedy_accuracy", "greedy accuracy (held-out)"),
           ("heldout_entropy", "token entropy (held-out)"),
           ("actor_entropy", "actor entropy (rollouts)"),
@@ -19,14 +21,6 @@ PANELS = [("greedy_accuracy", "greedy accuracy (held-out)"),
           ("clip_fraction", "clip fraction")]
 
 COLORS = {"GRPO": "tab:blue", "GRPO-N": "tab:orange", "GSPO": "tab:green", "GSPO-N": "tab:red"}
-
-
-def curve(runs: list[list[dict[str, Any]]], key: str) -> tuple[np.ndarray, np.ndarray]:
-    """(steps, values[seed, step]) of ``key`` at the steps that every run logged it."""
-    steps = sorted(set.intersection(*({r["step"] for r in run if key in r} for run in runs)))
-    values = np.array([[next(r[key] for r in run if r["step"] == s) for s in steps]
-                       for run in runs], dtype=float)
-    return np.array(steps), values
 
 
 def plot_dynamics(dynamics: dict[str, list[list[dict[str, Any]]]], title: str):
