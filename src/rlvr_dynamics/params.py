@@ -291,3 +291,19 @@ register("training", cross=_training,
          eval_every=integer(1), eval_problems=integer(1), eval_batch=integer(1),
          checkpoint_every=integer(1), use_vllm=boolean, bf16=boolean,
          gradient_checkpointing=boolean, train_inline=boolean)
+
+
+def _base_model(p: dict[str, Any]) -> None:
+    lo, hi = p["operands"] if len(p["operands"]) == 2 else (None, None)
+    _require(lo is not None and 2 <= lo <= hi, "operands must be [lo, hi] with 2 <= lo <= hi")
+    _require(p["hidden"] % 4 == 0, f"hidden={p['hidden']} must be divisible by the 4 heads")
+    _require(p["step_slip"] + p["correction"] <= 1, "step_slip + correction must be <= 1")
+
+
+register("base_model", cross=_base_model,
+         seed=integer(0), steps=integer(1), hidden=integer(4), layers=integer(1),
+         batch=integer(1), lr=positive, worked=non_negative,
+         operands=list_of(integer(2), min_len=2),
+         stepwise=probability, carry_slip=probability, carry_cap=optional(integer(0)),
+         step_slip=probability, correction=probability,
+         problems=integer(1, 200), samples=integer(1), max_tokens=integer(8))

@@ -176,7 +176,8 @@ def pretrain(cfg: PretrainConfig, out: Path) -> Path:
         log.info("resuming pretraining of %s at step %d", out.name, start)
     else:
         log.info("pretraining %s: %d steps of %d sequences", out.name, cfg.steps, cfg.batch)
-    bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc="pretrain")
+    bar = tqdm(range(start, cfg.steps), initial=start, total=cfg.steps, desc="pretrain",
+               mininterval=10)
     for step in bar:
         model.train()
         rng = np.random.default_rng([cfg.seed, step])  # the data of a step depends only on it
@@ -316,3 +317,38 @@ def author_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Au
             "author_stepwise": np.full(n, author.stepwise),
             "author_clean_stepwise": (1 - author.step_slip - author.correction) ** (m - 1),
             "units": np.array([sum(carry_units(t)) for t in terms_list]), "m": m}
+
+
+# --- the base, sampled ----------------------------------------------------------------------
+
+def sample_paths(model, tokenizer, task: SumTask, problems, author: Author, settings, out: Path,
+                 batch_size: int = 256):
+    """Sample ``settings.n`` completions per problem with the evaluation stack
+    (``evaluation.evaluate``: records on disk, resumable) and tally them by path.
+
+    Returns ``(records, table)``: the per-sample records, and one row per problem with its
+    operand count ``m``, carry units, whether ``author``'s direct path can reach the answer at
+    all (``direct_possible``: no column beyond the carry cap), ``n`` and ``c`` (samples,
+    correct ones), the counts of ``sums.path_counts``, the answer entropy and the number of
+    distinct answers (NA counting as one).
+    """
+    import pandas as pd
+
+    from rlvr_dynamics.entropy import answer_entropy
+    from rlvr_dynamics.evaluation import LoadedModel, evaluate
+    from rlvr_dynamics.sampling import TransformersBackend
+    from rlvr_dynamics.tasks.sums import direct_success, path_counts
+
+    backend = TransformersBackend(model, tokenizer, add_bos=True, batch_size=batch_size,
+                                  progress=False)
+    recs = evaluate(LoadedModel("sums-base", model, tokenizer, True, backend), task, problems,
+                    settings, out)
+    rows = []
+    for p, (_, g) in zip(problems, recs.groupby("problem", sort=False)):
+        answers = [a if isinstance(a, str) else None for a in g["answer"]]
+        rows.append({"id": p.id, "m": len(p.meta["terms"]), "units": sum(p.meta["carries"]),
+                     "direct_possible": direct_success(p.meta["terms"], author) > 0,
+                     "n": len(g), "c": int(g["correct"].sum()),
+                     **path_counts(p.answer, list(g["text"])),
+                     "answer_entropy": answer_entropy(answers), "distinct": len(set(answers))})
+    return recs, pd.DataFrame(rows)
