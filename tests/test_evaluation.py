@@ -208,3 +208,20 @@ def test_paper_numbers_as_transcribed():
         values = "\t".join("-" if v is None or (isinstance(v, float) and math.isnan(v))
                            else f"{v:.3f}" for v in row)
         assert f"{model.split(' ')[-1]}\t{values}" in text, (metric, model)
+
+
+def test_the_results_key_follows_the_weights_and_the_problems(tiny_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    task, problems = ev.load_benchmark("sums-test")
+    settings = ev.EvalSettings(n=2)
+    where = ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
+    assert where == ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
+    weights = Path(tiny_dir.removeprefix("tiny:")) / "model.safetensors"
+    weights.touch()  # the checkpoint was rewritten
+    assert where != ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
+    moved = [type(p)(p.id, p.prompt + "0", p.answer, p.meta) for p in problems[:3]]
+    assert ev.run_dir("test", tiny_dir, "sums-test", moved, settings, "transformers") != \
+        ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
+    from rlvr_dynamics.pretrain import PretrainConfig
+    assert ev.model_identity("sums-base:steps=700") == {
+        "pretrain": PretrainConfig(steps=700).key, "step": None}

@@ -288,11 +288,30 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=-]+", "_", text).strip("_")[:80]
 
 
+def model_identity(spec: Spec) -> dict[str, Any]:
+    """What the weights behind ``spec`` are, beyond its text: the ``PretrainConfig`` key of a
+    ``sums-base`` model (its defaults may change), the modification times of a local folder's
+    weight files (a checkpoint retrained in place). A hub name is its own identity."""
+    name, fields = parse_spec(spec)
+    if name == "sums-base":
+        from rlvr_dynamics.pretrain import PretrainConfig
+        step = fields.pop("step", None)
+        return {"pretrain": _build(PretrainConfig, fields, spec).key, "step": step}
+    folder = Path(fields["path"] if name == "tiny" else name)
+    if name != "smollm2" and folder.is_dir():
+        return {"weights": {f.name: f.stat().st_mtime_ns for f in sorted(folder.iterdir())
+                            if f.suffix in (".safetensors", ".bin", ".pt", ".gguf")}}
+    return {}
+
+
 def run_dir(profile: str, model_spec: str, benchmark_spec: str, problems: Sequence[Problem],
             settings: EvalSettings, backend: str) -> Path:
-    """Where one evaluation's chunks live; the key covers everything that changes them."""
-    key = config_key({"model": model_spec, "benchmark": benchmark_spec, "backend": backend,
-                      "problems": [p.id for p in problems], **dataclasses.asdict(settings)})
+    """Where one evaluation's chunks live; the key covers everything that changes them: the
+    model and its weights' identity, the problems' text and gold answers, the settings."""
+    key = config_key({"model": model_spec, "weights": model_identity(model_spec),
+                      "benchmark": benchmark_spec, "backend": backend,
+                      "problems": [[p.id, p.prompt, p.answer] for p in problems],
+                      **dataclasses.asdict(settings)})
     return results_dir(profile, "evaluation") / _slug(model_spec) / f"{_slug(benchmark_spec)}-{key}"
 
 
