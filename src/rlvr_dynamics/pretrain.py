@@ -6,9 +6,10 @@ sequence, which keeps attention inside it), about three times faster than padded
 A base is cached by its configuration in ``results/<profile>/base_models/<key>/`` and resumes
 from its last checkpoint, to the same weights as an uninterrupted run.
 
-"Converged" means the base reproduces its author (``convergence``): the held-out loss has
-stopped falling, and at the decisions that matter -- which path (the first character), which
-direct answer -- the model's exact probabilities match the author's.
+"Converged" means the base reproduces its author: its held-out loss has come down to the
+entropy of the author's corpus (``loss_floor``; the difference is the per-token KL from author
+to model), and at the decisions that matter -- which path (the first character), which direct
+answer, the slip-free steps -- its exact probabilities match the author's (``author_match``).
 """
 from __future__ import annotations
 
@@ -53,7 +54,7 @@ class PretrainConfig:
     hidden: int = 128
     layers: int = 4
     heads: int = 4
-    steps: int = 3000
+    steps: int = 2000
     batch: int = 128
     lr: float = 2e-3
     warmup: int = 100
@@ -61,7 +62,7 @@ class PretrainConfig:
     checkpoint_every: int = 500
     eval_every: int = 100
     snapshots: tuple[int, ...] = ()
-    worked: float = 0.0
+    worked: float = 0.25
 
     def __post_init__(self) -> None:
         for name in ("hidden", "layers", "heads", "steps", "batch", "checkpoint_every",
