@@ -36,6 +36,7 @@ import gc
 import logging
 import re
 import shutil
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -487,7 +488,15 @@ def leaders(summary: pd.DataFrame) -> pd.DataFrame:
     return best.pivot(index="benchmark", columns="k", values="model")
 
 
-def mark_best(table: pd.DataFrame, decimals: int = 1):
+def styled(table: pd.DataFrame, decimals: int = 3, caption: str = ""):
+    """A table for the book: numbers to ``decimals`` places ("-" where missing), spaced
+    columns, a caption."""
+    return (table.style.format(f"{{:.{decimals}f}}", na_rep="-").set_caption(caption)
+            .set_table_styles([{"selector": "td, th", "props": "padding: 0.1em 0.6em;"},
+                               {"selector": "td", "props": "text-align: right;"}]))
+
+
+def mark_best(table: pd.DataFrame, decimals: int = 1, caption: str = ""):
     """Table 1's marks: within each benchmark and k, the best value (after rounding to
     ``decimals``) bold and the second best underlined; ties share the mark."""
     rounded = table.round(decimals)
@@ -497,7 +506,7 @@ def mark_best(table: pd.DataFrame, decimals: int = 1):
             values = sorted(set(block[col].dropna()), reverse=True)
             for rank, css in zip(values[:2], ("font-weight: bold", "text-decoration: underline")):
                 styles.loc[block.index[block[col] == rank], col] = css
-    return rounded.style.apply(lambda _: styles, axis=None).format(f"{{:.{decimals}f}}")
+    return styled(rounded, decimals, caption).apply(lambda _: styles, axis=None)
 
 
 def entropy_table(results: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
@@ -518,7 +527,8 @@ def plot_passk(summary: pd.DataFrame, title: str) -> plt.Figure:
     """Pass@k against k (log2 axis), one panel per benchmark, one line per model, with the
     bootstrap interval shaded."""
     benches = list(dict.fromkeys(summary["benchmark"]))
-    fig, axes = plt.subplots(1, len(benches), figsize=(4.2 * len(benches), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(benches), figsize=(max(8.0, 4.2 * len(benches)), 3.8),
+                             squeeze=False)
     for ax, bench in zip(axes[0], benches):
         part = summary[summary["benchmark"] == bench]
         for model, g in part.groupby("model", sort=False):
@@ -530,6 +540,6 @@ def plot_passk(summary: pd.DataFrame, title: str) -> plt.Figure:
         ax.set_title(f"{bench} ({int(part['problems'].iloc[0])} problems)", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
-    fig.suptitle(title, fontsize=10)
+    fig.suptitle(textwrap.fill(title, 110), fontsize=9)
     fig.tight_layout()
     return fig
