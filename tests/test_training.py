@@ -248,6 +248,9 @@ def test_a_short_run_of_each_algorithm_completes(tiny, tmp_path, monkeypatch, na
     monkeypatch.setattr(run, "build_trainer", lambda *a: pytest.fail("retrained"))
     assert run.train(dataclasses.replace(cfg), "smoke") == out
     assert run.run_dir(cfg.replace(seed=1), "smoke") != out
+    if name == "grpo":
+        assert run.run_dir(cfg.replace(positive_weight=0.5), "smoke").name.startswith(
+            "grpo-lambda0.5-seed0-")
 
 
 def synthetic(entropy, accuracy, seeds: int, noise: float, rng) -> list[list[dict]]:

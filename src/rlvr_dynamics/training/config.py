@@ -108,12 +108,15 @@ class TrainConfig:
         return self.generation_batch // self.update_batch
 
     @property
+    def weighted(self) -> bool:
+        """Whether lambda is not the algorithm's own (a point between GRPO-N and GRPO)."""
+        return self.positive_weight != algorithms.get(self.algorithm).positive_weight
+
+    @property
     def label(self) -> str:
-        """``GRPO``, ``GSPO-N``, ... or ``GRPO lambda=0.25`` for the weighted family."""
-        alg = algorithms.get(self.algorithm)
-        if self.positive_weight == alg.positive_weight:
-            return alg.label
-        return f"{alg.label} λ={self.positive_weight:g}"
+        """``GRPO``, ``GSPO-N``, ... or ``GRPO λ=0.25`` for the weighted family."""
+        label = algorithms.get(self.algorithm).label
+        return f"{label} λ={self.positive_weight:g}" if self.weighted else label
 
     def replace(self, **changes: Any) -> TrainConfig:
         return dataclasses.replace(self, **changes)

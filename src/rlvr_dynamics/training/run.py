@@ -1,6 +1,6 @@
 """Train one run and keep it: ``train(cfg, profile)`` returns the run's folder,
 
-    results/<profile>/training/<algorithm>-seed<seed>-<config key>/
+    results/<profile>/training/<algorithm>[-lambda<weight>]-seed<seed>-<config key>/
         config.json      the TrainConfig
         checkpoints/     TRL checkpoints while the run trains (removed when it is done)
         model/           the final policy and its tokenizer
@@ -34,8 +34,9 @@ CHAPTER = "training"
 
 def run_dir(cfg: TrainConfig, profile: str) -> Path:
     """Where the run of ``cfg`` lives under ``profile`` (named by its configuration)."""
-    return (results_dir(profile, CHAPTER)
-            / f"{cfg.algorithm}-seed{cfg.seed}-{config_key(dataclasses.asdict(cfg))}")
+    weight = f"-lambda{cfg.positive_weight:g}" if cfg.weighted else ""
+    return (results_dir(profile, CHAPTER) / f"{cfg.algorithm}{weight}-seed{cfg.seed}-"
+                                            f"{config_key(dataclasses.asdict(cfg))}")
 
 
 def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
@@ -84,8 +85,7 @@ def obtain(cfg: TrainConfig, profile: str, *, inline: bool) -> Path:
 
 def launch_command(cfg: TrainConfig, profile: str) -> str:
     """The command that trains ``cfg`` on one node of 4 GPUs (README)."""
-    weight = ("" if cfg.positive_weight == algorithms.get(cfg.algorithm).positive_weight
-              else f" --positive-weight {cfg.positive_weight:g}")
+    weight = f" --positive-weight {cfg.positive_weight:g}" if cfg.weighted else ""
     return ("accelerate launch --config_file configs/accelerate/zero3-1node-4gpu.yaml "
             f"-m rlvr_dynamics.training --profile {profile} --algorithm {cfg.algorithm} "
             f"--seed {cfg.seed}{weight}")
