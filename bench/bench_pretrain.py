@@ -6,16 +6,18 @@ import numpy as np
 import torch
 
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
-from rlvr_dynamics.pretrain import PretrainConfig, completion_loss, encode_pair, packed_batch
-from rlvr_dynamics.tasks.sums import ALPHABET, corpus
+from rlvr_dynamics.pretrain import (PretrainConfig, completion_loss, encode_pair, packed_batch,
+                                    step_data)
+from rlvr_dynamics.tasks.sums import ALPHABET
 
 
-def padded_batch(tok, pairs):
-    encoded = [encode_pair(tok, p, c) for p, c in pairs]
+def padded_batch(tok, pairs, unscored):
+    encoded = [encode_pair(tok, p, c, u) for (p, c), u in zip(pairs, unscored)]
     width = max(len(x) for x, _ in encoded)
-    return {"input_ids": torch.tensor([x + [tok.pad_token_id] * (width - len(x)) for x, _ in encoded]),
-            "labels": torch.tensor([y + [-100] * (width - len(y)) for _, y in encoded]),
-            "attention_mask": torch.tensor([[1] * len(x) + [0] * (width - len(x)) for x, _ in encoded])}
+    pad = lambda row, value: row + [value] * (width - len(row))  # noqa: E731
+    return {"input_ids": torch.tensor([pad(x, tok.pad_token_id) for x, _ in encoded]),
+            "labels": torch.tensor([pad(y, -100) for _, y in encoded]),
+            "attention_mask": torch.tensor([pad([1] * len(x), 0) for x, _ in encoded])}
 
 
 def seconds_per_step(model, batches, forward) -> float:
@@ -34,14 +36,14 @@ def main(steps: int = 8) -> None:
     torch.set_num_threads(1)
     cfg = PretrainConfig()
     tok = char_tokenizer(ALPHABET)
-    data = [corpus(cfg.author, cfg.batch, cfg.operands, cfg.task.digits,
-                   np.random.default_rng([0, s])) for s in range(steps)]
-    padded = [padded_batch(tok, d) for d in data]
-    packed = [packed_batch(tok, d) for d in data]
+    data = [step_data(cfg, s, set()) for s in range(steps)]
+    padded = [padded_batch(tok, *d) for d in data]
+    packed = [packed_batch(tok, pairs, unscored=u) for pairs, u in data]
     real = np.mean([b["attention_mask"].float().mean().item() for b in padded])
     t_pad = seconds_per_step(tiny_qwen2(tok), padded, lambda m, b: m(**b).loss)
     t_pack = seconds_per_step(tiny_qwen2(tok), packed, completion_loss)
-    print(f"default base ({cfg.hidden}x{cfg.layers}, batch {cfg.batch}, operands {cfg.operands}), "
+    print(f"default base ({cfg.hidden}x{cfg.layers}, batch {cfg.batch} + {cfg.worked:g} worked, "
+          f"operands {cfg.operands}), "
           f"1 thread: padded {t_pad:.3f} s/step ({real:.0%} real tokens), "
           f"packed {t_pack:.3f} s/step; speed-up {t_pad / t_pack:.2f}x")
 

@@ -142,6 +142,18 @@ def loss_floor(cfg: PretrainConfig) -> float:
     return nats / sum(len(c) + 1 for _, c in pairs)
 
 
+def step_data(cfg: PretrainConfig, step: int, exclude: set[tuple[int, ...]]
+              ) -> tuple[list[tuple[str, str]], list[int]]:
+    """The (prompt, completion) pairs of pretraining step ``step`` and their unscored tokens:
+    ``batch`` lines of the author's, then ``worked x batch`` stepwise ones whose first
+    character is unscored. They depend only on (seed, step)."""
+    rng = np.random.default_rng([cfg.seed, step])
+    pairs = corpus(cfg.author, cfg.batch, cfg.operands, cfg.task.digits, rng, exclude)
+    worked = corpus(cfg.author, round(cfg.worked * cfg.batch), cfg.operands, cfg.task.digits,
+                    rng, exclude, only="stepwise")
+    return pairs + worked, [0] * len(pairs) + [1] * len(worked)
+
+
 def _lr_factor(cfg: PretrainConfig, step: int) -> float:
     """Linear warm-up, then cosine decay to a tenth of the peak learning rate."""
     if step < cfg.warmup:
@@ -181,13 +193,8 @@ def pretrain(cfg: PretrainConfig, out: Path) -> Path:
                mininterval=10)
     for step in bar:
         model.train()
-        rng = np.random.default_rng([cfg.seed, step])  # the data of a step depends only on it
-        pairs = corpus(cfg.author, cfg.batch, cfg.operands, cfg.task.digits, rng, exclude)
-        worked = corpus(cfg.author, round(cfg.worked * cfg.batch), cfg.operands,
-                        cfg.task.digits, rng, exclude, only="stepwise")
-        batch = packed_batch(tokenizer, pairs + worked,
-                             unscored=[0] * len(pairs) + [1] * len(worked))
-        loss = completion_loss(model, batch)
+        pairs, unscored = step_data(cfg, step, exclude)
+        loss = completion_loss(model, packed_batch(tokenizer, pairs, unscored=unscored))
         opt.zero_grad()
         loss.backward()
         opt.step()
