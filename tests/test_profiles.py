@@ -56,3 +56,14 @@ def test_runner_rejects_bad_input_before_executing_anything(tmp_path):
     assert proc.returncode == 2
     assert "seed=-2 must be >= 0" in proc.stderr
     assert "executing" not in proc.stderr and "[1/" not in proc.stderr
+
+
+def test_a_profile_can_extend_another(tmp_path, monkeypatch):
+    import rlvr_dynamics.profiles as profiles
+    (tmp_path / "base.yaml").write_text("notebooks:\n  theory: {seed: 1, vocab: 4}\n")
+    (tmp_path / "child.yaml").write_text("extends: base\nnotebooks:\n  theory: {vocab: 9}\n")
+    (tmp_path / "loop.yaml").write_text("extends: loop\nnotebooks: {}\n")
+    monkeypatch.setattr(profiles, "CONFIGS", tmp_path)
+    assert profiles.load_profile("child")["theory"] == {"seed": 1, "vocab": 9}
+    with pytest.raises(ParameterError, match="cycle"):
+        profiles.load_profile("loop")

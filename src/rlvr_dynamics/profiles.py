@@ -29,8 +29,12 @@ def available_profiles() -> list[str]:
     return sorted(p.stem for p in CONFIGS.glob("*.yaml"))
 
 
-def load_profile(name: str) -> dict[str, dict[str, Any]]:
-    """The per-notebook parameter values of profile ``name``."""
+def load_profile(name: str, _seen: tuple[str, ...] = ()) -> dict[str, dict[str, Any]]:
+    """The per-notebook parameter values of profile ``name``.
+
+    A profile may say ``extends: <other>``: it then starts from the other profile's values and
+    replaces, notebook by notebook, the parameters it names.
+    """
     path = CONFIGS / f"{name}.yaml"
     if not path.is_file():
         raise ParameterError(f"unknown profile {name!r}; available: {available_profiles()}")
@@ -46,7 +50,14 @@ def load_profile(name: str) -> dict[str, dict[str, Any]]:
     for nb in notebooks:
         if nb not in known:
             raise ParameterError(f"{path}: unknown notebook {nb!r}; known: {sorted(known)}")
-    return {nb: dict(v or {}) for nb, v in notebooks.items()}
+    merged: dict[str, dict[str, Any]] = {}
+    if data.get("extends"):
+        if data["extends"] in (*_seen, name):
+            raise ParameterError(f"{path}: 'extends' makes a cycle: {[*_seen, name, data['extends']]}")
+        merged = load_profile(data["extends"], (*_seen, name))
+    for nb, values in notebooks.items():
+        merged[nb] = {**merged.get(nb, {}), **(values or {})}
+    return merged
 
 
 def notebook_names() -> list[str]:
