@@ -179,6 +179,24 @@ def path_counts(answer: str, completions: Sequence[str]) -> dict[str, int]:
             "corrected": sum(corrections(c) > 0 for c in completions)}
 
 
+TRACES = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong", "corrected",
+          "corrected_right")
+"""The per-completion statistics of ``trace``."""
+
+
+def trace(answer: str, completion: str) -> dict[str, float]:
+    """One completion as 0/1 indicators: its path (direct or stepwise; neither for "other")
+    crossed with right or wrong, whether it holds a corrected step (``!``), and whether it is
+    right *and* holds one (an erroneous step that a correct answer carries along). Means over
+    rollouts are the LM's analogues of the toy's action probabilities (Section 3.2)."""
+    kind, right, bang = path(completion), extract(completion) == answer, corrections(completion) > 0
+    return {"direct_right": float(kind == "direct" and right),
+            "direct_wrong": float(kind == "direct" and not right),
+            "stepwise_right": float(kind == "stepwise" and right),
+            "stepwise_wrong": float(kind == "stepwise" and not right),
+            "corrected": float(bang), "corrected_right": float(bang and right)}
+
+
 # --- the pretraining author ---------------------------------------------------------------
 
 def columns(terms: tuple[int, ...]) -> list[int]:

@@ -1,12 +1,14 @@
-"""What the trainer sees: a task's problems as prompts, a ``datasets.Dataset``, and the reward
-r(x, y) in {0, 1} (Section 2)."""
+"""What the trainer sees: a task's problems as prompts, a ``datasets.Dataset``, the reward
+r(x, y) in {0, 1} (Section 2), and trace statistics of the rollouts that leave training as it is."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
 from datasets import Dataset
 
+from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.base import Problem, Task, reward
 from rlvr_dynamics.tasks.sums import SumTask
 
@@ -58,9 +60,42 @@ def dataset(problems: list[Problem], tokenizer) -> Dataset:
                               for p in problems])
 
 
+def _text(completion: Any) -> str:
+    return completion if isinstance(completion, str) else completion[-1]["content"]
+
+
 def reward_function(task: Task) -> Callable[..., list[float]]:
     """TRL's reward-function interface for r(x, y): 1 if the completion's answer is correct."""
     def correct(completions: list[Any], answer: list[str], **_: Any) -> list[float]:
-        texts = [c if isinstance(c, str) else c[-1]["content"] for c in completions]
-        return [reward(task, t, a) for t, a in zip(texts, answer)]
+        return [reward(task, _text(c), a) for c, a in zip(completions, answer)]
     return correct
+
+
+def trace_functions(task: Task, author: sums.Author | None = None) -> list[Callable[..., list]]:
+    """Reward functions that only measure: each returns one per-completion statistic of the
+    rollouts, and ``build_trainer`` gives it weight 0 (``GRPOConfig.reward_weights``). TRL logs the
+    mean of every reward function (``rewards/<name>/mean``) and sums the weighted rewards before
+    the group normalisation, so a weight of 0 leaves rewards, advantages and gradients exactly as
+    they are, at no cost but the statistics themselves.
+
+    For the sums task: ``trace_<s>`` for each statistic ``s`` of ``sums.trace`` on every rollout
+    and, given the base's ``author``, ``trace_hard_<s>`` on the rollouts of problems beyond its
+    direct path (a common path that is always wrong beside a rare one that can be right; None on
+    the other rollouts, which TRL's means leave out). Other tasks have none.
+    """
+    if not isinstance(task, SumTask):
+        return []
+
+    def hard(prompt: Any) -> bool:
+        terms = sums.terms_of(re.search(r"[\d+]+=$", prompt).group())
+        return sums.direct_success(terms, author) == 0.0
+
+    def statistic(name: str, only_hard: bool) -> Callable[..., list]:
+        def fn(prompts: list[Any], completions: list[Any], answer: list[str], **_: Any) -> list:
+            return [sums.trace(a, _text(c))[name] if not only_hard or hard(p) else None
+                    for p, c, a in zip(prompts, completions, answer)]
+        fn.__name__ = f"trace_{'hard_' if only_hard else ''}{name}"
+        return fn
+
+    return [statistic(name, only_hard) for only_hard in ([False, True] if author else [False])
+            for name in sums.TRACES]

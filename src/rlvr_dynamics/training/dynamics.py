@@ -18,6 +18,7 @@ run restores, so the curves of a resumed run are those of an uninterrupted one.
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,9 @@ TRAIN_KEYS = {"reward": "reward", "actor_entropy": "entropy", "kl": "kl",
 """Our names for the metrics that TRL (and ``GRPONTrainer``) log at each training step."""
 
 HELDOUT_KEYS = ("greedy_accuracy", "heldout_entropy")
+
+TRACE_KEY = re.compile(r"rewards/(trace_\w+)/mean")
+"""TRL's log of a trace statistic (``data.trace_functions``), kept as ``trace_<name>``."""
 
 
 @torch.no_grad()
@@ -87,7 +91,8 @@ class DynamicsCallback(TrainerCallback):
 
 def records(log_history: list[dict[str, Any]], updates_per_step: int) -> list[dict[str, Any]]:
     """One record per logged training step (Figure 2's x-axis: generation steps), merging the
-    held-out entries and TRL's per-step metrics under the names of ``TRAIN_KEYS``."""
+    held-out entries, TRL's per-step metrics under the names of ``TRAIN_KEYS`` and the trace
+    statistics (``TRACE_KEY``; a step whose rollouts had none to measure has none)."""
     by_step: dict[int, dict[str, Any]] = {}
     for entry in log_history:
         if "step" not in entry:
@@ -96,6 +101,8 @@ def records(log_history: list[dict[str, Any]], updates_per_step: int) -> list[di
                                                  "step": entry["step"] / updates_per_step})
         row.update({k: entry[k] for k in HELDOUT_KEYS if k in entry})
         row.update({ours: entry[theirs] for ours, theirs in TRAIN_KEYS.items() if theirs in entry})
+        row.update({m[1]: v for k, v in entry.items()
+                    if (m := TRACE_KEY.fullmatch(k)) and v == v})  # NaN: no rollout measured
     return [by_step[s] for s in sorted(by_step)]
 
 

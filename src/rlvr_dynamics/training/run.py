@@ -83,6 +83,30 @@ def obtain(cfg: TrainConfig, profile: str, *, inline: bool) -> Path:
     return found
 
 
+def obtain_all(cfgs: list[TrainConfig], profile: str, *, inline: bool, workers: int = 2
+               ) -> list[Path]:
+    """The finished runs of ``cfgs``, in order: those not found are trained ``workers`` at a time
+    (``parallel.pool_map``) when ``inline``, else an error names the first missing one. The base
+    models they start from are pretrained first, here, so that no two workers pretrain one base
+    at the same time."""
+    missing = [cfg for cfg in dict.fromkeys(cfgs) if find(cfg, profile) is None]
+    if missing and not inline:
+        obtain(missing[0], profile, inline=False)  # raises, with the launch command
+    if missing:
+        from rlvr_dynamics.parallel import pool_map
+        from rlvr_dynamics.pretrain import PretrainConfig, base_model
+
+        for base in dict.fromkeys(c.model for c in missing if isinstance(c.model, PretrainConfig)):
+            base_model(base, profile)
+        log.info("training %d of %d runs, %d at a time", len(missing), len(set(cfgs)), workers)
+        pool_map(_train_job, [(cfg, profile) for cfg in missing], workers, desc="runs")
+    return [run_dir(cfg, profile) for cfg in cfgs]
+
+
+def _train_job(job: tuple[TrainConfig, str]) -> Path:
+    return train(*job)
+
+
 def launch_command(cfg: TrainConfig, profile: str) -> str:
     """The command that trains ``cfg`` on one node of 4 GPUs (README)."""
     weight = f" --positive-weight {cfg.positive_weight:g}" if cfg.weighted else ""
@@ -148,12 +172,14 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
 
 
 def build_trainer(cfg: TrainConfig, out: Path, profile: str):
-    """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the dynamics callback.
+    """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the dynamics callback and the
+    task's trace statistics (``data.trace_functions``, weight 0).
 
     Everything that can be checked without a model (the configuration, the batch sizes on this
     launch's devices, TRL's own argument checks) is checked before the model loads.
     """
-    from rlvr_dynamics.training.data import dataset, resolve_task, reward_function
+    from rlvr_dynamics.training.data import (dataset, resolve_task, reward_function,
+                                             trace_functions)
     from rlvr_dynamics.training.dynamics import DynamicsCallback
     from rlvr_dynamics.training.trainer import GRPONTrainer
 
@@ -161,7 +187,9 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     model, tokenizer = load_model(cfg, profile)
     task = resolve_task(cfg.task, cfg.model)
     heldout = task.problems("test")[:cfg.eval_problems]
-    trainer = GRPONTrainer(model=model, reward_funcs=reward_function(task), args=args,
+    traces = trace_functions(task, getattr(cfg.model, "author", None))
+    args.reward_weights = [1.0] + [0.0] * len(traces)  # the traces only measure (data.py)
+    trainer = GRPONTrainer(model=model, reward_funcs=[reward_function(task), *traces], args=args,
                            train_dataset=dataset(task.problems("train"), tokenizer),
                            processing_class=tokenizer)
     trainer.remove_callback(ProgressCallback)
