@@ -110,8 +110,9 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     source.parent.mkdir(parents=True, exist_ok=True)
     jupytext.write(jupytext.read(REPO / "notebooks" / f"{notebook}.md"), source)
     done = root / "book" / "notebooks" / f"{notebook}.ipynb"
-    running = done.with_name(f".{notebook}.running.ipynb")
-    running.parent.mkdir(parents=True, exist_ok=True)
+    running = root / "running" / f"{notebook}.ipynb"  # outside the book's sources
+    for folder in (running.parent, done.parent):
+        folder.mkdir(parents=True, exist_ok=True)
     try:
         papermill.execute_notebook(source, running, parameters=parameters,
                                    kernel_name="python3", cwd=str(REPO / "notebooks"),
