@@ -124,6 +124,12 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
             os.replace(running, failed)
             log.error("%s failed; the executed notebook is at %s", notebook, failed)
         raise
+    nb = nbformat.read(running, as_version=4)
+    for cell in nb.cells:  # the book shows the injected values, not the defaults they replace
+        tags = cell.get("metadata", {}).get("tags", [])
+        if "parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
+    nbformat.write(nb, running)
     os.replace(running, done)
     return done
 
