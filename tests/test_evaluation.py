@@ -85,7 +85,7 @@ def test_records_hold_what_the_metrics_need(tiny_dir, tmp_path):
     recs = ev.evaluate(model, task, problems[:2], ev.EvalSettings(n=3, max_tokens=5, chunk=2),
                        tmp_path)
     for _, r in recs.iterrows():
-        assert r["answer"] == task.extract(r["text"]) or (r["answer"] is None
+        assert r["answer"] == task.extract(r["text"]) or (pd.isna(r["answer"])
                                                           and task.extract(r["text"]) is None)
         assert r["correct"] == task.verify(r["text"], r["gold"])
         assert 1 <= r["length"] <= 5 and (r["finished"] or r["length"] == 5)

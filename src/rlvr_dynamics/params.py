@@ -290,7 +290,7 @@ register("training", cross=_training,
          context=integer(2), loss_type=choice(*LOSS_TYPES),
          eval_every=integer(1), eval_problems=integer(1), eval_batch=integer(1),
          checkpoint_every=integer(1), use_vllm=boolean, bf16=boolean,
-         gradient_checkpointing=boolean, train_inline=boolean)
+         gradient_checkpointing=boolean, train_inline=boolean, workers=integer(1))
 
 
 def _base_model(p: dict[str, Any]) -> None:
@@ -307,3 +307,31 @@ register("base_model", cross=_base_model,
          stepwise=probability, carry_slip=probability, carry_cap=optional(integer(0)),
          step_slip=probability, correction=probability,
          problems=integer(1, 200), samples=integer(1), max_tokens=integer(8))
+
+
+def _mapping(v: Any) -> None:
+    if not isinstance(v, dict) or not v:
+        raise ValueError("must be a non-empty mapping")
+
+
+def _reproduction(p: dict[str, Any]) -> None:
+    for name, s in p["settings"].items():
+        _require(isinstance(s, dict) and set(s) == {"temperature", "top_p"},
+                 f"settings[{name!r}] must be {{temperature: T, top_p: p}}, got {s!r}")
+        non_negative(s["temperature"])
+        real(0, 1, open_lo=True)(s["top_p"])
+    for key in ("verdict_setting", "case_setting"):
+        _require(p[key] in p["settings"], f"{key}={p[key]!r} must be one of the settings "
+                                          f"{list(p['settings'])}")
+    _require(max(p["ks"]) <= p["n"], f"every k must be <= n={p['n']}, got ks={p['ks']}")
+    _require(len(p["benchmarks"]) == 2, "benchmarks must be [in-distribution, out-of-distribution]")
+
+
+register("reproduction", cross=_reproduction,
+         benchmarks=list_of(_spec, min_len=2), problems=integer(1, 200), n=integer(1),
+         ks=list_of(integer(1)), settings=_mapping, max_tokens=integer(1),
+         base_repeats=integer(2), workers=integer(1), batch_size=integer(1),
+         verdict_setting=text, case_setting=text, trace_window=integer(1),
+         case_samples=integer(1), toy_seeds=integer(1), toy_steps=integer(1))
+
+register("verdict")

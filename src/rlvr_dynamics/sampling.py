@@ -18,12 +18,13 @@ machine with ``pip install rlvr-dynamics[gpu]``; ``vllm_engine_kwargs`` and
 """
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 import torch
 from tqdm.auto import tqdm
-from transformers import GenerationConfig
+from transformers import DynamicCache, GenerationConfig
 
 Prompt = str | list[dict[str, str]]
 """A plain string, or chat messages ``[{"role": ..., "content": ...}, ...]``."""
@@ -120,12 +121,48 @@ def _completion(tokenizer, new_ids: Sequence[int], stops: set[int]) -> Completio
     return Completion(text=text, token_ids=tuple(ids), finished=end is not None)
 
 
+def nucleus(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """The top-p nucleus of each row of ``probs`` (Holtzman et al. 2020; the set of
+    transformers' ``TopPLogitsWarper``): ``(p, index)``, the probabilities of the most likely
+    tokens in decreasing order, zeroed from the first one whose preceding mass reaches
+    ``top_p`` on, and their token ids. Unnormalised (``torch.multinomial`` does not need it).
+
+    Only the ``k`` most likely tokens are sorted, ``k`` growing until their mass reaches
+    ``top_p`` in every row: no token beyond them can be in the nucleus, so this is exact, and
+    much cheaper than sorting a 50,000-token vocabulary."""
+    k = min(64, probs.shape[-1])
+    while True:
+        p, index = probs.topk(k, dim=-1)
+        mass = p.cumsum(dim=-1)
+        if k == probs.shape[-1] or bool((mass[:, -1] >= top_p).all()):
+            return p * (mass - p < top_p), index
+        k = min(8 * k, probs.shape[-1])
+
+
+def next_tokens(logits: torch.Tensor, params: SamplingParams,
+                generator: torch.Generator | None) -> torch.Tensor:
+    """One token per row: argmax at temperature 0, else a draw from softmax(logits / T) cut to
+    the top-p nucleus (no top-k)."""
+    if params.greedy:
+        return logits.argmax(dim=-1)
+    probs = torch.softmax(logits.float() / params.temperature, dim=-1)
+    if params.top_p >= 1:
+        return torch.multinomial(probs, 1, generator=generator)[:, 0]
+    p, index = nucleus(probs, params.top_p)
+    return index.gather(-1, torch.multinomial(p, 1, generator=generator))[:, 0]
+
+
 class TransformersBackend:
-    """Batched ``model.generate`` with a KV cache and left padding (the CPU backend).
+    """Sampling from any transformers causal LM with its own decoding loop (the CPU backend).
 
     The ``n`` copies of each prompt are laid out one after the other and cut into batches of
-    ``batch_size`` sequences; the random state is seeded with ``params.seed`` at the start of
-    each call (inside ``torch.random.fork_rng``, so the caller's state is untouched).
+    ``batch_size`` rows. In a batch, each distinct prompt is run through the model once (left
+    padded, one forward pass) and its KV cache copied to its rows; then one token per row and
+    step is drawn (``next_tokens``), and a row that emits a stop token leaves the batch, cache
+    included, so that a batch costs what its live rows cost, not ``batch_size`` times its longest
+    completion. Random numbers come from a generator seeded with ``params.seed`` at each call:
+    the same seed, prompts and batch size give the same samples, and the caller's random state
+    is untouched. Greedy decoding (temperature 0) runs one copy per prompt and repeats it.
     """
 
     def __init__(self, model, tokenizer, add_bos: bool = False, batch_size: int = 64,
@@ -137,47 +174,77 @@ class TransformersBackend:
         self.model, self.tokenizer = model, tokenizer
         self.add_bos, self.batch_size, self.progress = add_bos, batch_size, progress
         self.stops = stop_token_ids(tokenizer, model.generation_config)
-
-    def generation_config(self, params: SamplingParams) -> GenerationConfig:
-        """Every setting explicit, so the model's own generation defaults (top-k 50, repetition
-        penalties, ...) never leak in."""
-        sample = {"do_sample": True, "temperature": params.temperature, "top_p": params.top_p,
-                  "top_k": 0} if not params.greedy else {"do_sample": False}
-        return GenerationConfig(**sample, repetition_penalty=1.0,
-                                max_new_tokens=params.max_tokens, eos_token_id=self.stops,
-                                pad_token_id=self.tokenizer.pad_token_id, use_cache=True)
+        self._logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
 
     @torch.no_grad()
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams
                  ) -> list[list[Completion]]:
         ids = [encode(self.tokenizer, p, self.add_bos) for p in prompts]
         copies = 1 if params.greedy else params.n  # greedy samples are all the same
-        rows = [(i, x) for i, x in enumerate(ids) for _ in range(copies)]
+        rows = [i for i in range(len(ids)) for _ in range(copies)]
         out: list[list[Completion]] = [[] for _ in prompts]
-        config = self.generation_config(params)
         device = self.model.device
+        generator = None if params.greedy else torch.Generator(device).manual_seed(params.seed)
+        stops = set(self.stops)
         was_training = self.model.training
         self.model.eval()
         try:
-            with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
-                torch.manual_seed(params.seed)
-                batches = range(0, len(rows), self.batch_size)
-                for start in tqdm(batches, desc="generate", disable=not self.progress,
-                                  leave=False):
-                    batch = rows[start:start + self.batch_size]
-                    width = max(len(x) for _, x in batch)
-                    pad = self.tokenizer.pad_token_id
-                    input_ids = torch.tensor([[pad] * (width - len(x)) + x for _, x in batch],
-                                             device=device)
-                    mask = torch.tensor([[0] * (width - len(x)) + [1] * len(x) for _, x in batch],
-                                        device=device)
-                    gen = self.model.generate(input_ids=input_ids, attention_mask=mask,
-                                              generation_config=config)
-                    for (i, _), new in zip(batch, gen[:, width:].tolist()):
-                        out[i].append(_completion(self.tokenizer, new, set(self.stops)))
+            for start in tqdm(range(0, len(rows), self.batch_size), desc="generate",
+                              disable=not self.progress, leave=False):
+                batch = rows[start:start + self.batch_size]
+                for i, new in zip(batch, self._decode([ids[i] for i in batch], params,
+                                                      generator)):
+                    out[i].append(_completion(self.tokenizer, new, stops))
         finally:
             self.model.train(was_training)
         return [c * params.n if params.greedy else c for c in out]
+
+    def _decode(self, batch: list[list[int]], params: SamplingParams,
+                generator: torch.Generator | None) -> list[list[int]]:
+        """The generated ids of each row of ``batch`` (prompt ids, one list per row; equal
+        prompts are next to each other), each cut after its first stop token."""
+        device, pad = self.model.device, self.tokenizer.pad_token_id
+        # one prefill per distinct prompt; owner[r]: the prefill row of row r
+        distinct, owner = [], []
+        for x in batch:
+            if not distinct or distinct[-1] != x:
+                distinct.append(x)
+            owner.append(len(distinct) - 1)
+        width, steps = max(map(len, distinct)), params.max_tokens
+        input_ids = torch.tensor([[pad] * (width - len(x)) + x for x in distinct], device=device)
+        mask = torch.zeros(len(distinct), width + steps, dtype=torch.long, device=device)
+        for r, x in enumerate(distinct):
+            mask[r, width - len(x):] = 1  # prompt and every generated position
+        position = (mask[:, :width].cumsum(-1) - 1).clamp(min=0)
+        cache = DynamicCache(config=self.model.config)
+        extra = {"logits_to_keep": 1} if self._logits_to_keep else {}
+        logits = self.model(input_ids=input_ids, attention_mask=mask[:, :width],
+                            position_ids=position, cache=cache, use_cache=True,
+                            **extra).logits[:, -1]
+        owner = torch.tensor(owner, device=device)
+        cache.batch_select_indices(owner)
+        logits, mask, position = logits[owner], mask[owner], position[owner, -1]
+
+        stop_ids = torch.tensor(self.stops, device=device)
+        new = torch.full((len(batch), steps), pad, dtype=torch.long, device=device)
+        length = torch.full((len(batch),), steps, dtype=torch.long, device=device)
+        live = torch.arange(len(batch), device=device)  # the batch rows still decoding
+        for t in range(steps):
+            token = next_tokens(logits, params, generator)
+            new[live, t] = token
+            done = torch.isin(token, stop_ids)
+            length[live[done]] = t + 1
+            if t + 1 == steps or done.all():
+                break
+            if done.any():
+                keep = (~done).nonzero()[:, 0]
+                cache.batch_select_indices(keep)
+                live, token, mask, position = live[keep], token[keep], mask[keep], position[keep]
+            position = position + 1
+            logits = self.model(input_ids=token[:, None], attention_mask=mask[:, :width + t + 1],
+                                position_ids=position[:, None], cache=cache,
+                                use_cache=True).logits[:, -1]
+        return [row[:n] for row, n in zip(new.tolist(), length.tolist())]
 
 
 # --- vLLM (GPU machines) --------------------------------------------------------------------

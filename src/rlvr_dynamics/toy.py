@@ -527,6 +527,34 @@ def negative_share(summary: Summary, window: int = 25) -> np.ndarray:
         return np.where(total > 0, smooth / total, np.nan)
 
 
+def stages(z0, r, *, early: int = 50, late: int = 200, **kwargs) -> dict[str, np.ndarray]:
+    """Per seed of one setting of ``run(z0, r, **kwargs)`` (arrays of shape (seeds,)), the two
+    stages of Section 3.2 in numbers: ``exploitation``, the peak of pi(a_best sampled) (the
+    action with the highest pi0 * r, a_1 in the paper) above its start; ``exploration``,
+    pi(a_best) - pi(a_exploited) at the last step (a_best: highest reward, a_2); and which
+    action the relative negatives are, early and late: ``early_worst``, the worst action's share
+    of the negative samples in the first ``early`` steps, ``late_exploited``, the exploited
+    action's share in the last ``late`` steps (NaN where a seed had none)."""
+    st = setting(z0, r, **{k: kwargs[k] for k in _FIELD if k in kwargs})
+    if st.z0.shape[0] != 1:
+        raise ValueError("stages takes one setting (z0 and r of shape (K,))")
+    pi0, rewards = np.exp(st.z0[0]) / np.exp(st.z0[0]).sum(), st.r[0]
+    exploited = int(np.argmax(np.where(rewards < rewards.max(), pi0 * rewards, -np.inf)))
+    best, worst = int(np.argmax(rewards)), int(np.argmin(rewards))
+    peak, negatives, pi = None, [], None
+    for pi, negative in run(z0, r, **kwargs):
+        peak = pi[0, :, exploited] if peak is None else np.maximum(peak, pi[0, :, exploited])
+        if negative is not None:
+            negatives.append(negative[0])
+    neg = np.array(negatives)  # (steps, seeds, K)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        first, last = neg[:early].sum(0), neg[-late:].sum(0)
+        return {"exploitation": peak - pi0[exploited],
+                "exploration": pi[0, :, best] - pi[0, :, exploited],
+                "early_worst": first[:, worst] / first.sum(-1),
+                "late_exploited": last[:, exploited] / last.sum(-1)}
+
+
 # --- figures -----------------------------------------------------------------------------------
 
 ACTION_COLORS = ("tab:blue", "tab:orange", "tab:gray", "tab:purple", "tab:brown", "tab:pink")

@@ -88,3 +88,29 @@ def readings(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFrame:
                      band(above), "> 0", verdict(above.mean(), band(above))))
     return pd.DataFrame(rows, columns=["reading", "quantity", "mean", "± 2 se", "paper",
                                        "verdict"]).set_index(["reading", "quantity"])
+
+
+def verdict_rows(dynamics: dict[str, list[list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """The readings as rows for ``verdicts.record``: reading 1 is the claim ``competitive``,
+    2 ``entropy_collapse``, 3 and 4 ``entropy_recovery``; ``ours``: the end-of-training values,
+    mean ± sd over seeds."""
+    table = readings(dynamics).reset_index()
+
+    def ours(key: str) -> str:
+        return ", ".join(f"{label} {v.mean():.3f}" + (f" ± {v.std(ddof=1):.3f}" if len(v) > 1
+                                                      else "")
+                         for label, runs in dynamics.items()
+                         for v in [curve(runs, key)[1][:, -1]])
+
+    def checks(prefixes: tuple[str, ...]) -> list[tuple[str, str]]:
+        part = table[table["reading"].str.startswith(prefixes)]
+        return [(f"{q}: {m:+.3f} ± {w:.3f} ({p}?)", v) for q, m, w, p, v in
+                part[["quantity", "mean", "± 2 se", "paper", "verdict"]].itertuples(index=False)]
+
+    rows = [("competitive", f"held-out greedy accuracy at the end: {ours('greedy_accuracy')}",
+             ("1.",)),
+            ("entropy_collapse", f"held-out token entropy at the end: {ours('heldout_entropy')}",
+             ("2.",)),
+            ("entropy_recovery", f"held-out token entropy at the end: {ours('heldout_entropy')}",
+             ("3.", "4."))]
+    return [{"claim": c, "ours": o, "checks": checks(p)} for c, o, p in rows if checks(p)]

@@ -1,0 +1,131 @@
+"""The closing chapter's table: each quantitative claim of the paper, the paper's numbers, ours,
+and a verdict backed by the spread over seeds.
+
+A chapter that measures a claim records it (``record``): one row per claim with our number as
+text, a verdict and the checks behind it. The closing chapter (``notebooks/verdict.md``) joins
+the rows of every executed chapter with ``CLAIMS``, the paper's side; a claim that no executed
+chapter measured shows as "not measured". Each check is a difference of means with a band of two
+standard errors over seeds (``training.claims.verdict``: *holds*, *fails* or *within noise*);
+``combine`` turns a claim's checks into its verdict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import pandas as pd
+
+from rlvr_dynamics.paper_tables import entropy_table, passk_table
+from rlvr_dynamics.store import read_json, results_dir, write_json
+
+VERDICTS = ("replicates", "partly", "does not replicate", "inconclusive", "not measured")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One of the paper's claims: what it says, where, and the paper's own numbers."""
+
+    text: str
+    source: str
+    paper: str
+
+
+def _p(bench: str, model: str, k: int) -> str:
+    return f"{passk_table(1).loc[(bench, model), k]:g}"
+
+
+def _h(metric: str, model: str, bench: str = "AMC 2023") -> str:
+    return f"{entropy_table().loc[(metric, model), bench]:.3f}"
+
+
+def claims() -> dict[str, Claim]:
+    """The claims in the order of the paper, with its numbers read from ``paper_tables``."""
+    q = "Qwen2.5-Math-7B"
+    return {
+        "toy_two_stages": Claim(
+            "In the toy bandit, the policy first concentrates on the best sampled action "
+            "(exploitation: π(a1) rises), then the rare best action takes over (exploration: "
+            "π(a2) rises, π(a1) falls), and the relative negative shifts from a3 to a1.",
+            "Section 3.2, Figure 1", "qualitative (curves)"),
+        "competitive": Claim(
+            "All four algorithms reach competitive greedy accuracy on held-out problems.",
+            "Section 4.2, Figure 2", "qualitative (curves)"),
+        "entropy_collapse": Claim(
+            "GRPO collapses the held-out entropy: it ends lowest of the four.",
+            "Section 4.2, Figure 2; Table 4",
+            f"token entropy, AMC 2023: base {_h('Token-Level Entropy', q)}, GRPO "
+            f"{_h('Token-Level Entropy', q + ' GRPO')}, GRPO-N "
+            f"{_h('Token-Level Entropy', q + ' GRPO-N')}"),
+        "entropy_recovery": Claim(
+            "Under GRPO-N, GSPO and GSPO-N the entropy first falls, then rises; under GRPO-N it "
+            "ends above the base model's.", "Section 4.2, Figure 2", "qualitative (curves)"),
+        "pass1_gain": Claim(
+            "RLVR raises Pass@1 well above the base, for all four algorithms.", "Table 1",
+            f"AMC 2023 Pass@1: base {_p('AMC 2023', 'Base Model', 1)}, GRPO "
+            f"{_p('AMC 2023', 'GRPO', 1)}, GRPO-N {_p('AMC 2023', 'GRPO-N', 1)}"),
+        "large_k": Claim(
+            "At large k the -N variants hold or beat the base, while GRPO only matches or "
+            "shrinks it (GRPO-N above GRPO at k = 256).", "Section 4.2, Table 1",
+            f"AIME 2025 Pass@256: base {_p('AIME 2025', 'Base Model', 256)}, GRPO "
+            f"{_p('AIME 2025', 'GRPO', 256)}, GRPO-N {_p('AIME 2025', 'GRPO-N', 256)}, GSPO-N "
+            f"{_p('AIME 2025', 'GSPO-N', 256)}"),
+        "ood": Claim(
+            "Out of distribution, GRPO-N keeps the base's Pass@256 while GRPO falls below it.",
+            "Section 4.2, Table 1 (MMLU-Pro, ARC-c)",
+            f"MMLU-Pro Pass@256: base {_p('MMLU-Pro', 'Base Model', 256)}, GRPO "
+            f"{_p('MMLU-Pro', 'GRPO', 256)}, GRPO-N {_p('MMLU-Pro', 'GRPO-N', 256)}"),
+        "answer_entropy": Claim(
+            "The -N variants keep a higher answer-level entropy than GRPO and GSPO.",
+            "Appendix C.5, Table 4",
+            f"AMC 2023 answer entropy: GRPO {_h('Answer-Level Entropy', q + ' GRPO')}, GRPO-N "
+            f"{_h('Answer-Level Entropy', q + ' GRPO-N')}, GSPO "
+            f"{_h('Answer-Level Entropy', q + ' GSPO')}, GSPO-N "
+            f"{_h('Answer-Level Entropy', q + ' GSPO-N')}"),
+        "case_study": Claim(
+            "GRPO reinforces a recurring erroneous step carried by correct answers; GRPO-N does "
+            "not.", "Figure 3, Appendix C.6", "one problem, qualitative"),
+    }
+
+
+def combine(checks: Sequence[str]) -> str:
+    """A claim's verdict from its checks: *replicates* if all hold, *does not replicate* if
+    none holds and one fails, *inconclusive* if all are within noise, else *partly*."""
+    checks = list(checks)
+    if not checks:
+        raise ValueError("a claim needs at least one check")
+    if all(c == "holds" for c in checks):
+        return "replicates"
+    if all(c == "within noise" for c in checks):
+        return "inconclusive"
+    if not any(c == "holds" for c in checks):
+        return "does not replicate"
+    return "partly"
+
+
+def record(profile: str, chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
+    """Keep ``chapter``'s verdicts (rows: ``claim``, ``ours``, ``checks``: a list of
+    (what, verdict) pairs) for the closing chapter; returns them as a table."""
+    known = claims()
+    out = []
+    for row in rows:
+        if row["claim"] not in known:
+            raise ValueError(f"{chapter}: unknown claim {row['claim']!r}; known: {list(known)}")
+        checks = [list(c) for c in row["checks"]]
+        out.append({"claim": row["claim"], "chapter": chapter, "ours": row["ours"],
+                    "checks": checks, "verdict": combine([v for _, v in checks])})
+    write_json(results_dir(profile, "verdicts") / f"{chapter}.json", out)
+    return pd.DataFrame(out).set_index("claim")
+
+
+def table(profile: str) -> pd.DataFrame:
+    """Every claim: the paper's side and, where a chapter recorded it under ``profile``, ours."""
+    rows = {r["claim"]: r for path in sorted(results_dir(profile, "verdicts").glob("*.json"))
+            for r in read_json(path)}
+    out = []
+    for key, c in claims().items():
+        r = rows.get(key, {})
+        out.append({"claim": c.text, "paper": f"{c.paper} ({c.source})",
+                    "ours": r.get("ours", "-"), "verdict": r.get("verdict", "not measured"),
+                    "checks": "; ".join(f"{what}: {v}" for what, v in r.get("checks", [])),
+                    "chapter": r.get("chapter", "-")})
+    return pd.DataFrame(out, index=list(claims()))

@@ -1,0 +1,116 @@
+"""The reproduction chapter's arithmetic: the boundary per problem, windowed trace curves, the
+claims' checks and verdicts, and the toy's two stages per seed."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from rlvr_dynamics import boundary, toy, verdicts
+from rlvr_dynamics import reproduction as rp
+from rlvr_dynamics.params import ParameterError
+from rlvr_dynamics.profiles import resolve
+
+
+def recs(correct: dict[str, list[bool]], text: str = "#1") -> pd.DataFrame:
+    return pd.DataFrame([{"problem": p, "correct": c, "answer": "1", "text": text,
+                          "token_entropy": 0.1} for p, cs in correct.items() for c in cs])
+
+
+def test_boundary_lost_and_gained_by_hand():
+    base = recs({"a": [True, False], "b": [False, False], "c": [False, True]})
+    model = recs({"a": [False, False], "b": [False, True], "c": [True, True]})
+    assert boundary.compare(base, model) == {"lost": ["a"], "gained": ["b"]}
+    assert boundary.solved_share(model) == pytest.approx(2 / 3)
+    with pytest.raises(ValueError, match="different problems"):
+        boundary.compare(base, recs({"x": [True]}))
+    table = boundary.table({("s", "t", "Base", 0): base, ("s", "t", "Base", 1): base,
+                            ("s", "t", "GRPO", 0): model}, "Base", hard={"b"})
+    grpo = table[table["model"] == "GRPO"].iloc[0]
+    assert (grpo["lost"], grpo["gained"], grpo["gained, hard"], grpo["lost, hard"]) == (1, 1, 1, 0)
+    floor = table[table["model"] == "Base"].iloc[0]  # the base's second sampling: no change
+    assert (floor["lost"], floor["gained"]) == (0, 0)
+
+
+def test_windowed_means_skip_unmeasured_steps():
+    run = [{"step": 1, "x": 0.0}, {"step": 2, "x": None}, {"step": 3, "x": 1.0},
+           {"step": 4}, {"step": 5, "x": 0.5}, {"step": 6, "x": 0.5}]
+    x, v = rp.windowed([run, run], "x", 3)
+    assert list(x) == [1.5, 4.5]
+    assert np.allclose(v, [[0.5, 0.5], [0.5, 0.5]])
+    _, v = rp.windowed([[{"step": 1}, {"step": 6, "x": 1.0}]], "x", 3)
+    assert np.isnan(v[0, 0]) and v[0, 1] == 1.0
+
+
+def test_bang_share_counts_corrected_steps_among_correct_samples():
+    r = pd.DataFrame({"text": ["1+2=3;#3", "1+2=4!3;#3", "#5", "1+2=4!3;#9"],
+                      "correct": [True, True, False, False]})
+    assert rp.bang_share(r) == {"with !": 0.5, "with !, of the correct": 0.5}
+
+
+def test_combine_checks_into_a_verdict():
+    assert verdicts.combine(["holds", "holds"]) == "replicates"
+    assert verdicts.combine(["holds", "fails"]) == "partly"
+    assert verdicts.combine(["holds", "within noise"]) == "partly"
+    assert verdicts.combine(["fails", "within noise"]) == "does not replicate"
+    assert verdicts.combine(["within noise"]) == "inconclusive"
+    with pytest.raises(ValueError):
+        verdicts.combine([])
+
+
+def test_recorded_verdicts_reach_the_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    verdicts.record("t", "reproduction", [{"claim": "large_k", "ours": "x",
+                                           "checks": [("a", "holds"), ("b", "fails")]}])
+    table = verdicts.table("t")
+    assert list(table.index) == list(verdicts.claims())
+    assert table.loc["large_k", "verdict"] == "partly"
+    assert table.loc["large_k", "checks"] == "a: holds; b: fails"
+    assert table.loc["ood", "verdict"] == "not measured"
+    assert "46.7" in table.loc["large_k", "paper"]  # AIME 2025 base Pass@256, from the paper
+    with pytest.raises(ValueError, match="unknown claim 'nope'"):
+        verdicts.record("t", "x", [{"claim": "nope", "ours": "", "checks": [("a", "holds")]}])
+
+
+def long_table(values: dict[str, list[float]], k: int, **cols) -> pd.DataFrame:
+    return pd.DataFrame([{"model": m, "seed": s, "k": k, **cols, "pass@k": v}
+                         for m, vs in values.items() for s, v in enumerate(vs)])
+
+
+def test_claim_checks_follow_the_seeds():
+    common = dict(setting="paper")
+    clear = {"Base": [50.0, 50.2], "GRPO": [60.0, 61.0, 59.0], "GRPO-N": [70.0, 71.0, 69.0],
+             "GSPO": [60.0, 61.0, 59.0], "GSPO-N": [49.0, 70.0, 30.0]}
+    passk = pd.concat([long_table(clear, k, benchmark=b, **common)
+                       for k in (1, 8) for b in ("t", "o")])
+    entropy = long_table(clear, 1, benchmark="t", **common).rename(
+        columns={"pass@k": "answer entropy"})
+    bangs = long_table({"GRPO": [0.2, 0.3], "GRPO-N": [0.0, 0.01]}, 1, benchmark="t",
+                       setting="full").rename(columns={"pass@k": "with !, of the correct"})
+    rows = {r["claim"]: r for r in rp.claim_rows(passk, entropy, bangs, "paper", "t", "o", "full")}
+    assert [v for _, v in rows["pass1_gain"]["checks"]] == ["holds", "holds", "holds",
+                                                           "within noise"]
+    large = dict(rows["large_k"]["checks"])
+    assert list(large.values()) == ["holds", "within noise", "holds"]
+    assert [v for _, v in rows["ood"]["checks"]] == ["holds", "fails"]
+    assert [v for _, v in rows["case_study"]["checks"]] == ["holds"]
+    assert "Pass@8" in rows["large_k"]["ours"]
+
+
+def test_toy_stages_per_seed():
+    s = toy.stages(toy.logits([0.495, 0.01, 0.495]), [0.5, 1.0, 0.0], G=2, lr=0.1,
+                   steps=300, seeds=200, seed=0)
+    assert set(s) == {"exploitation", "exploration", "early_worst", "late_exploited"}
+    assert all(v.shape == (200,) for v in s.values())
+    assert (s["exploitation"] >= 0).all() and s["exploitation"].mean() > 0.3
+    early = s["early_worst"][~np.isnan(s["early_worst"])]
+    assert ((0 <= early) & (early <= 1)).all() and early.mean() > 0.5
+    with pytest.raises(ValueError, match="one setting"):
+        toy.stages(toy.logits([[0.5, 0.5], [0.4, 0.6]]), [1.0, 0.0], steps=2, seeds=2)
+
+
+def test_reproduction_parameters_are_checked():
+    with pytest.raises(ParameterError, match="verdict_setting='hot'"):
+        resolve("smoke", "reproduction", {"verdict_setting": "hot"})
+    with pytest.raises(ParameterError, match="n=8"):
+        resolve("smoke", "reproduction", {"ks": [1, 16]})
+    with pytest.raises(ParameterError, match="settings"):
+        resolve("smoke", "reproduction", {"settings": {"paper": {"temperature": 0.6}}})
