@@ -49,3 +49,15 @@ def test_run_report_lists_every_chapter(smoke_book):
     assert "**smoke** profile" in report
     for name in chapters():
         assert f"| {name} |" in report
+
+
+def test_the_verdict_page_gives_every_claim_a_computed_verdict(smoke_book):
+    """Under smoke the toy, training and reproduction chapters record their checks; the
+    verdict page lists every claim of ``verdicts.claims`` with one of the verdicts."""
+    from rlvr_dynamics import verdicts
+
+    page = (smoke_book / "_build" / "html" / "notebooks" / "verdict.html").read_text()
+    for claim in verdicts.claims().values():
+        assert claim.text.split(",")[0].replace("'", "&#39;") in page, claim.text
+    measured = [v for v in verdicts.VERDICTS if v != "not measured"]
+    assert sum(page.count(f">{v}<") for v in measured) >= len(verdicts.claims())

@@ -253,6 +253,29 @@ def test_a_short_run_of_each_algorithm_completes(tiny, tmp_path, monkeypatch, na
             "grpo-lambda0.5-seed0-")
 
 
+def test_a_lora_run_trains_only_adapters_and_saves_the_merged_policy(tiny, tmp_path,
+                                                                     monkeypatch):
+    """LoRA (the SmolLM2 profile's setting): the base weights stay frozen while training, and
+    the saved final policy is a plain model with the adapters merged in, which differs from
+    the base."""
+    import rlvr_dynamics.training.run as run
+    from rlvr_dynamics.models import load_tiny
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    cfg = config(tiny, "grpo_n", lora_rank=4, learning_rate=1e-2)
+    trainer = run.build_trainer(cfg, tmp_path / "probe", "smoke")
+    trainable = {n for n, p in trainer.model.named_parameters() if p.requires_grad}
+    assert trainable and all("lora_" in n for n in trainable)
+    out = run.train(cfg, "smoke")
+    final, _ = run.load_final_model(out)
+    base, _ = load_tiny(tiny)
+    assert not any("lora" in n for n, _ in final.named_parameters())
+    assert set(final.state_dict()) == set(base.state_dict())
+    assert any(not torch.equal(final.state_dict()[k], v) for k, v in base.state_dict().items())
+    with pytest.raises(ValueError, match="lora_rank"):
+        config(tiny, lora_rank=-1)
+
+
 def synthetic(entropy, accuracy, seeds: int, noise: float, rng) -> list[list[dict]]:
     """Runs whose held-out curves are ``entropy(t)``/``accuracy(t)`` plus Gaussian noise."""
     return [[{"step": t, "heldout_entropy": entropy(t) + noise * rng.standard_normal(),

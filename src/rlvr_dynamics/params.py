@@ -290,7 +290,8 @@ register("training", cross=_training,
          context=integer(2), loss_type=choice(*LOSS_TYPES),
          eval_every=integer(1), eval_problems=integer(1), eval_batch=integer(1),
          checkpoint_every=integer(1), use_vllm=boolean, bf16=boolean,
-         gradient_checkpointing=boolean, train_inline=boolean, workers=integer(1))
+         gradient_checkpointing=boolean, train_inline=boolean, workers=integer(1),
+         lora_rank=integer(0))
 
 
 def _base_model(p: dict[str, Any]) -> None:

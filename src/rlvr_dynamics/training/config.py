@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 BASE_MODEL = "sums-base"
 """The ``model`` parameter value that names the tiny base model of the sums task."""
 
-TASKS = ("sums", "math")
-"""Tasks a run can name: the synthetic sums (``tasks.sums``) and MATH (``tasks.math``)."""
+TASKS = ("sums", "math", "arith")
+"""Tasks a run can name: the synthetic sums (``tasks.sums``), MATH (``tasks.math``) and the
+chat arithmetic of SmolLM2 (``tasks.arithmetic``, one-digit pairs)."""
 
 LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 """TRL's normalisers for the clipped surrogate: ``dapo`` is verl's token-mean (what the paper
@@ -68,6 +69,7 @@ class TrainConfig:
     context: int
     bf16: bool
     gradient_checkpointing: bool
+    lora_rank: int = 0
 
     def __post_init__(self) -> None:
         default = algorithms.get(self.algorithm).positive_weight
@@ -98,6 +100,7 @@ class TrainConfig:
             ("eval_batch", self.eval_batch >= 1, ">= 1"),
             ("checkpoint_every", self.checkpoint_every >= 1, ">= 1"),
             ("context", self.context > self.max_completion_length, "> max_completion_length"),
+            ("lora_rank", self.lora_rank >= 0, ">= 0 (0: full fine-tuning)"),
         ]:
             if not ok:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} must be {rule}")
@@ -176,6 +179,8 @@ def is_local_path(name: str) -> bool:
 
 def _check_model(model: Any) -> None:
     if isinstance(model, str):
+        if model == "smollm2":  # SmolLM2-135M-Instruct from its PyPI package (models.py)
+            return
         if not model:
             raise ValueError("TrainConfig.model must not be empty")
         if is_local_path(model) and not (Path(model).expanduser() / "config.json").is_file():

