@@ -114,3 +114,12 @@ def test_reproduction_parameters_are_checked():
         resolve("smoke", "reproduction", {"ks": [1, 16]})
     with pytest.raises(ParameterError, match="settings"):
         resolve("smoke", "reproduction", {"settings": {"paper": {"temperature": 0.6}}})
+
+
+def test_takeover_is_the_first_step_with_half_the_rollouts_stepwise():
+    run = [{"step": 0}, {"step": 1, "trace_stepwise_right": 0.2, "trace_stepwise_wrong": 0.1},
+           {"step": 2, "trace_stepwise_right": None, "trace_stepwise_wrong": None},
+           {"step": 3, "trace_stepwise_right": 0.4, "trace_stepwise_wrong": 0.1}]
+    assert rp.takeover_step(run) == 3.0
+    assert rp.takeover_step(run[:3]) == float("inf")
+    assert rp.fmt_takeover(float("inf"), 100) == "≥ 100" and rp.fmt_takeover(3.0, 100) == "3"

@@ -333,6 +333,8 @@ register("reproduction", cross=_reproduction,
          ks=list_of(integer(1)), settings=_mapping, max_tokens=integer(1),
          base_repeats=integer(2), workers=integer(1), batch_size=integer(1),
          verdict_setting=text, case_setting=text, trace_window=integer(1),
-         case_samples=integer(1), toy_seeds=integer(1), toy_steps=integer(1))
+         case_samples=integer(1), toy_seeds=integer(1), toy_steps=integer(1),
+         knob_generations=list_of(integer(2), min_len=0),
+         knob_algorithms=list_of(choice(*ALGORITHMS), min_len=0))
 
 register("verdict")

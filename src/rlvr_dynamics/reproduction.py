@@ -315,3 +315,17 @@ def claim_rows(passk: pd.DataFrame, entropy: pd.DataFrame, bangs: pd.DataFrame, 
             + row("case_study", f"{test}, share of correct samples with a corrected step "
                   f"({bang_setting}): {_ours({m: 100 * x for m, x in b.items()})} %",
                   _check(b, "GRPO", "GRPO-N")))
+
+
+def takeover_step(run: list[dict], threshold: float = 0.5) -> float:
+    """The first training step at which the stepwise path carries at least ``threshold`` of
+    the rollouts (``trace_stepwise_right + trace_stepwise_wrong``); inf if it never does."""
+    for r in run:
+        if r.get("trace_stepwise_right") is not None and (
+                r["trace_stepwise_right"] + r["trace_stepwise_wrong"] >= threshold):
+            return float(r["step"])
+    return float("inf")
+
+
+def fmt_takeover(t: float, steps: int) -> str:
+    return f"≥ {steps}" if np.isinf(t) else f"{t:g}"

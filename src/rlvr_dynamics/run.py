@@ -182,19 +182,25 @@ def run_report(profile: str, root: Path) -> str:
         f"{platform.python_version()}.", "",
         "| chapter | executed at (UTC) | wall time |", "|---|---|---|",
     ]
-    params_md = []
+    params_md, total = [], 0.0
     for name in chapters():
         path = root / "notebooks" / f"{name}.ipynb"
         if not path.is_file():
             continue
         meta = nbformat.read(path, as_version=4).metadata.get("papermill", {})
         seconds = meta.get("duration") or 0.0
+        total += seconds
         lines.append(f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
                      f"| {seconds / 60:.1f} min |")
         params = {k: v for k, v in meta.get("parameters", {}).items()}
         params_md += [f"**{name}**", "", "```yaml", yaml.safe_dump(params, sort_keys=True).strip(),
                       "```", ""]
-    lines += ["", "## Parameters of each chapter", "", *params_md]
+    lines += [f"| **all chapters** | | **{total / 60:.1f} min** |", "",
+              "A chapter's wall time covers what it computed in that execution: results that "
+              "an earlier execution under the same profile left on disk (keyed by their "
+              "settings) are read back, not recomputed. The book's build itself (a minute or "
+              "two) is not included.",
+              "", "## Parameters of each chapter", "", *params_md]
     return "\n".join(lines) + "\n"
 
 

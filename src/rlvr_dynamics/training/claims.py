@@ -104,7 +104,8 @@ def verdict_rows(dynamics: dict[str, list[list[dict[str, Any]]]]) -> list[dict[s
 
     def checks(prefixes: tuple[str, ...]) -> list[tuple[str, str]]:
         part = table[table["reading"].str.startswith(prefixes)]
-        return [(f"{q}: {m:+.3f} ± {w:.3f} ({p}?)", v) for q, m, w, p, v in
+        return [(f"{q}: {m:+.3f}{'' if np.isnan(w) else f' ± {w:.3f}'} ({p}?)", v)
+                for q, m, w, p, v in
                 part[["quantity", "mean", "± 2 se", "paper", "verdict"]].itertuples(index=False)]
 
     rows = [("competitive", f"held-out greedy accuracy at the end: {ours('greedy_accuracy')}",
