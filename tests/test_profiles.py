@@ -67,3 +67,12 @@ def test_a_profile_can_extend_another(tmp_path, monkeypatch):
     assert profiles.load_profile("child")["theory"] == {"seed": 1, "vocab": 9}
     with pytest.raises(ParameterError, match="cycle"):
         profiles.load_profile("loop")
+
+
+def test_a_profile_may_run_part_of_the_book():
+    from rlvr_dynamics.profiles import profile_chapters
+
+    assert profile_chapters("cpu") is None
+    assert profile_chapters("cpu-smollm2") == ["training", "verdict"]
+    training = resolve("cpu-smollm2", "training")
+    assert (training["model"], training["task"], training["lora_rank"]) == ("smollm2", "arith", 16)

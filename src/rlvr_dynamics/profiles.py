@@ -3,6 +3,7 @@
 A profile fills the ``parameters`` cells of the notebooks::
 
     description: one line
+    chapters: [training, verdict]      # optional: the chapters it runs (default: all)
     notebooks:
       toy_dynamics: {seeds: 100, steps: 400}
 
@@ -58,6 +59,20 @@ def load_profile(name: str, _seen: tuple[str, ...] = ()) -> dict[str, dict[str, 
     for nb, values in notebooks.items():
         merged[nb] = {**merged.get(nb, {}), **(values or {})}
     return merged
+
+
+def profile_chapters(name: str) -> list[str] | None:
+    """The chapters profile ``name`` runs by default (its ``chapters:`` list), or None for all
+    of them. A profile that covers part of the book (one model, one chapter) says so there."""
+    load_profile(name)  # the profile exists and is valid
+    data = yaml.safe_load((CONFIGS / f"{name}.yaml").read_text()) or {}
+    chapters = data.get("chapters")
+    if chapters is None:
+        return None
+    if not isinstance(chapters, list) or not all(c in notebook_names() for c in chapters):
+        raise ParameterError(f"{CONFIGS / f'{name}.yaml'}: 'chapters' must list notebooks of "
+                             f"{notebook_names()}, got {chapters!r}")
+    return chapters
 
 
 def notebook_names() -> list[str]:

@@ -28,7 +28,7 @@ import yaml
 
 from rlvr_dynamics import REPO
 from rlvr_dynamics.params import ParameterError
-from rlvr_dynamics.profiles import notebook_defaults, resolve
+from rlvr_dynamics.profiles import notebook_defaults, profile_chapters, resolve
 
 log = logging.getLogger("rlvr_dynamics.run")
 
@@ -216,7 +216,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s",
                         datefmt="%H:%M:%S")
     try:
-        selected = [n for arg in args.nb for n in arg.split(",") if n] or chapters()
+        own = profile_chapters(args.profile)
+        selected = ([n for arg in args.nb for n in arg.split(",") if n]
+                    or [n for n in chapters() if own is None or n in own])
         unknown = [n for n in selected if n not in chapters()]
         if unknown:
             raise ParameterError(f"unknown notebook(s) {unknown}; the book has {chapters()}")
