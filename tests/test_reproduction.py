@@ -123,3 +123,36 @@ def test_takeover_is_the_first_step_with_half_the_rollouts_stepwise():
     assert rp.takeover_step(run) == 3.0
     assert rp.takeover_step(run[:3]) == float("inf")
     assert rp.fmt_takeover(float("inf"), 100) == "≥ 100" and rp.fmt_takeover(3.0, 100) == "3"
+
+
+def test_models_evaluated_side_by_side_equal_one_by_one_and_fill_the_tables(tmp_path,
+                                                                           monkeypatch):
+    """Two workers give the records one process gives; the base's repeats are sampled with
+    other seeds; Table 1's and Table 4's layouts have a row per (benchmark, model)."""
+    from rlvr_dynamics import evaluation as ev
+    from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
+    from rlvr_dynamics.tasks.sums import ALPHABET
+
+    run = tmp_path / "run"  # a training run's folder holds its final policy in model/
+    tok = char_tokenizer(ALPHABET)
+    tiny_qwen2(tok, hidden=32, layers=2, heads=2, seed=2).save_pretrained(run / "model")
+    tok.save_pretrained(run / "model")
+    models = rp.comparison(f"tiny:{run / 'model'}", {"GRPO": [run]}, base_repeats=2)
+    assert [(m.label, m.seed, m.sampling_offset) for m in models] == [
+        ("Base", 0, 0), ("Base", 1, 1), ("GRPO", 0, 0)]
+    settings = {"paper": ev.EvalSettings(n=4, max_tokens=6)}
+    out = {}
+    for workers in (2, 1):
+        monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / f"w{workers}"))
+        out[workers] = rp.evaluate_models(models, ["sums-test", "sums-ood"], settings, "t",
+                                          problems=2, workers=workers, batch_size=8)
+    assert out[1].keys() == out[2].keys() and len(out[1]) == 2 * 3
+    for key in out[1]:
+        pd.testing.assert_frame_equal(out[1][key], out[2][key])
+    base0, base1 = (out[1]["paper", "sums-test", "Base", s]["text"].tolist() for s in (0, 1))
+    assert base0 != base1  # the second sampling of the base is a fresh one
+    passk = rp.passk_long(out[1], [1, 2, 4])
+    t1 = rp.table1(passk, "paper")
+    assert t1.shape == (4, 3) and list(t1.columns) == [1, 2, 4]
+    t4 = rp.table4(rp.entropy_long(out[1]), "paper")
+    assert set(t4.columns) == {"sums-test", "sums-ood"} and len(t4) == 4
