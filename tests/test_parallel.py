@@ -21,6 +21,18 @@ def test_pool_map_keeps_the_order_and_raises_errors():
         pool_map(abs, [1], workers=0)
 
 
+def _bar_is_silent(_) -> bool:
+    from rlvr_dynamics.progress import bar
+    return bool(bar(range(1), True).disable)
+
+
+def test_workers_draw_no_progress_bars_of_their_own():
+    """The parent shows one bar over the jobs; a bar a job asks for stays silent in a worker
+    (a chapter's output holds no bar per generation batch) and shows in this process."""
+    assert pool_map(_bar_is_silent, [0, 1], workers=2) == [True, True]
+    assert not _bar_is_silent(0)
+
+
 def test_runs_side_by_side_equal_runs_one_after_the_other(tiny, tmp_path,  # noqa: F811
                                                          monkeypatch):
     import rlvr_dynamics.training.run as run

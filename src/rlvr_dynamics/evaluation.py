@@ -45,10 +45,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
-from tqdm.auto import tqdm
 
 from rlvr_dynamics.entropy import answer_entropy, completion_token_entropy, mean_token_entropy
 from rlvr_dynamics.passk import bootstrap_ci, pass_at_k
+from rlvr_dynamics.progress import bar
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, VLLMBackend, encode
 from rlvr_dynamics.store import config_key, read_json, results_dir, write_json
 from rlvr_dynamics.tasks.base import Problem, Task
@@ -355,7 +355,7 @@ def evaluate(model: LoadedModel, task: Task, problems: Sequence[Problem],
     if todo:
         log.info("%s on %s: %d of %d chunks on disk, %d to generate (n=%d)", model.spec,
                  task.name, len(chunks) - len(todo), len(chunks), len(todo), settings.n)
-    for i in tqdm(todo, desc=f"{model.spec} | {task.name}", disable=not todo):
+    for i in bar(todo, bool(todo), desc=f"{model.spec} | {task.name}"):
         write_json(_chunk_path(out, i), evaluate_chunk(model, task, chunks[i], settings.sampling(i),
                                                        settings.entropy_temperature))
     write_json(out / "done.json", {"model": model.spec, "task": task.name,

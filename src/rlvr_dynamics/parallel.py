@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Sequence
 
@@ -30,6 +31,9 @@ def _init_worker() -> None:
 
     torch.set_num_threads(1)
     logging.basicConfig(level=logging.WARNING)
+    # TRL calls a transformers property that warns on every run; it says nothing about ours.
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.*",
+                            category=FutureWarning)
 
 
 def pool_map(fn: Callable[[Any], Any], jobs: Sequence[Any], workers: int = 2,

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 import torch
-from tqdm.auto import tqdm
 from transformers import DynamicCache, GenerationConfig
+
+from rlvr_dynamics.progress import bar
 
 Prompt = str | list[dict[str, str]]
 """A plain string, or chat messages ``[{"role": ..., "content": ...}, ...]``."""
@@ -189,8 +190,8 @@ class TransformersBackend:
         was_training = self.model.training
         self.model.eval()
         try:
-            for start in tqdm(range(0, len(rows), self.batch_size), desc="generate",
-                              disable=not self.progress, leave=False):
+            for start in bar(range(0, len(rows), self.batch_size), self.progress,
+                             desc="generate", leave=False):
                 batch = rows[start:start + self.batch_size]
                 for i, new in zip(batch, self._decode([ids[i] for i in batch], params,
                                                       generator)):
