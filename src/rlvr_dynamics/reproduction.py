@@ -211,7 +211,9 @@ def plot_paths(dynamics: dict[str, list[list[dict]]], prefix: str, window: int, 
     fig, axes = plt.subplots(1, n, figsize=(3.1 * n, 3.0), squeeze=False)
     axes = list(axes[0])
     if toy_summary is not None:
-        toy.plot_policy(axes.pop(0), toy_summary, 0, toy_title)
+        ax = axes.pop(0)
+        toy.plot_policy(ax, toy_summary, 0, toy_title)
+        ax.legend(fontsize=7)  # a1: explored, partly right; a2: rare, right; a3: wrong
     for ax, (label, runs) in zip(axes, dynamics.items()):
         for key, (name, color, style) in PATHS.items():
             x, v = windowed(runs, prefix + key, window)
