@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
-from tqdm import tqdm
 
+from rlvr_dynamics.progress import bar
 from rlvr_dynamics.store import config_key, read_npz, write_npz
 from rlvr_dynamics.theory import expected_group_logit_update, logit_update, softmax
 
@@ -240,7 +240,7 @@ def _run(st: Setting, steps: int, seeds: int, seed: int, progress: bool):
     tau = _per_setting(st.tau, 1)                 # broadcasts against (S, seeds)
     opt = _optimizer(st.optimizer, z, _per_setting(st.lr, 2))
     pi = softmax(z, np.expand_dims(tau, -1))
-    for _ in tqdm(range(steps), desc="Algorithm 1", disable=not progress, leave=False):
+    for _ in bar(range(steps), progress, desc="Algorithm 1", leave=False):
         n = counts(pi, uniforms(rng, S, seeds, st.G))
         g, negative = group_gradient(pi, n, r, tau, st.negative_only)
         yield pi, negative
@@ -505,7 +505,7 @@ def expansion_grid(*, pi0, r, p2, G, steps: int, seeds: int, seed: int = 0,
     shape = (len(G), len(p2))
     t_mean, t_field = np.full(shape, np.inf), np.full(shape, np.inf)
     t_seed = np.full((*shape, seeds), np.inf)
-    for i, g in enumerate(tqdm(G, desc="time to expansion", leave=False)):
+    for i, g in enumerate(bar(G, desc="time to expansion", leave=False)):
         for l, (pi, _) in enumerate(run(z0, r, G=g, steps=steps, seeds=seeds, seed=seed,
                                         **kwargs)):
             _expand(t_seed[i], pi, l)
