@@ -18,3 +18,13 @@ def smoke_book(tmp_path_factory) -> Path:
     subprocess.run([sys.executable, "-m", "rlvr_dynamics.run", "--profile", "smoke"],
                    check=True, env=env, cwd=REPO)
     return REPO / "build" / "smoke" / "book"
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny tensors: on a shared 2-core machine extra threads only add contention (~40x)."""
+    import torch
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

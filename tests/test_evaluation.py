@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 from rlvr_dynamics import evaluation as ev
-from rlvr_dynamics import paper_tables
+from rlvr_dynamics import paper_tables, registry
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
-from rlvr_dynamics.params import ParameterError
+from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.passk import pass_at_k
 from rlvr_dynamics.profiles import resolve
 from rlvr_dynamics.tasks.sums import ALPHABET
@@ -50,7 +50,7 @@ def counting(model, fail_at):
 
 
 def test_an_interrupted_evaluation_resumes_and_equals_an_uninterrupted_one(tiny_dir, tmp_path):
-    task, problems = ev.load_benchmark("sums-test")
+    task, problems = registry.load_benchmark("sums-test")
     problems = problems[:10]
     settings = ev.EvalSettings(n=4, max_tokens=6, chunk=3, seed=1)  # 4 chunks: 3, 3, 3, 1
     model = ev.load_model(tiny_dir, "test")
@@ -80,7 +80,7 @@ def test_an_interrupted_evaluation_resumes_and_equals_an_uninterrupted_one(tiny_
 
 
 def test_records_hold_what_the_metrics_need(tiny_dir, tmp_path):
-    task, problems = ev.load_benchmark("sums-test")
+    task, problems = registry.load_benchmark("sums-test")
     model = ev.load_model(tiny_dir, "test")
     recs = ev.evaluate(model, task, problems[:2], ev.EvalSettings(n=3, max_tokens=5, chunk=2),
                        tmp_path)
@@ -140,26 +140,26 @@ def test_mark_best_bolds_the_best_and_underlines_the_second_with_ties():
 
 
 def test_specs_parse_check_and_label():
-    name, fields = ev.parse_spec("sums-base:steps=3000,snapshots=(1000, 2000),step=1000")
+    name, fields = registry.parse_spec("sums-base:steps=3000,snapshots=(1000, 2000),step=1000")
     assert name == "sums-base" and fields == {"steps": 3000, "snapshots": (1000, 2000),
                                               "step": 1000}
     as_dict = {"name": "sums-base", "steps": 3000, "snapshots": [1000, 2000], "step": 1000}
-    assert ev.spec_text(as_dict) == ev.spec_text("sums-base:steps=3000,snapshots=(1000, 2000),"
+    assert registry.spec_text(as_dict) == registry.spec_text("sums-base:steps=3000,snapshots=(1000, 2000),"
                                                   "step=1000")
-    assert ev.parse_spec(ev.spec_text(as_dict)) == (name, fields)
-    assert ev.parse_spec("tiny:/a/b:c") == ("tiny", {"path": "/a/b:c"})
-    assert ev.compatible("sums-base", "sums-ood") and not ev.compatible("smollm2", "sums-test")
-    assert ev.compatible("Qwen/Qwen2.5-Math-7B", {"name": "arith", "digits": 2})
-    assert ev.labels(["sums-base:snapshots=(5,),step=5", "smollm2", "org/m"]) == {
+    assert registry.parse_spec(registry.spec_text(as_dict)) == (name, fields)
+    assert registry.parse_spec("tiny:/a/b:c") == ("tiny", {"path": "/a/b:c"})
+    assert registry.compatible("sums-base", "sums-ood") and not registry.compatible("smollm2", "sums-test")
+    assert registry.compatible("Qwen/Qwen2.5-Math-7B", {"name": "arith", "digits": 2})
+    assert registry.labels(["sums-base:snapshots=(5,),step=5", "smollm2", "org/m"]) == {
         "sums-base:snapshots=(5,),step=5": "sums-base@5", "smollm2": "smollm2", "org/m": "m"}
     for bad, match in [("sums-base:stepz=1", "unknown field"), ("sums-base:step=7", "snapshots"),
                        ("smollm2:x=1", "only sums-base takes fields"), ("tiny:", "needs a folder")]:
         with pytest.raises(ValueError, match=match):
-            ev.check_model_spec(bad)
+            registry.check_model(bad)
     for bad, match in [("gsm8k", "unknown benchmark"), ("arith:digits=0", "digits"),
                        ("math500:x=1", "takes no fields")]:
         with pytest.raises(ValueError, match=match):
-            ev.check_benchmark_spec(bad)
+            registry.check_benchmark(bad)
 
 
 def test_bad_parameters_stop_before_anything_runs():
@@ -169,7 +169,7 @@ def test_bad_parameters_stop_before_anything_runs():
         resolve("smoke", "evaluation", {"table1_models": ["smollm2"]})
     with pytest.raises(ParameterError, match="data_dir='/nonexistent' is not a folder"):
         resolve("smoke", "evaluation", {"data_dir": "/nonexistent"})
-    with pytest.raises(ParameterError, match=r"arc-c: \[size, repeats\]"):
+    with pytest.raises(ParameterError, match=r"subsample\[arc-c\]\[0\].*greater than or equal to 1"):
         resolve("smoke", "evaluation", {"subsample": {"arc-c": [0, 3]}})
     paper = resolve("paper", "evaluation")
     assert paper["backend"] == "vllm" and paper["table1_n"] == 256
@@ -212,7 +212,7 @@ def test_paper_numbers_as_transcribed():
 
 def test_the_results_key_follows_the_weights_and_the_problems(tiny_dir, tmp_path, monkeypatch):
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
-    task, problems = ev.load_benchmark("sums-test")
+    task, problems = registry.load_benchmark("sums-test")
     settings = ev.EvalSettings(n=2)
     where = ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
     assert where == ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
@@ -223,5 +223,5 @@ def test_the_results_key_follows_the_weights_and_the_problems(tiny_dir, tmp_path
     assert ev.run_dir("test", tiny_dir, "sums-test", moved, settings, "transformers") != \
         ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
     from rlvr_dynamics.pretrain import PretrainConfig
-    assert ev.model_identity("sums-base:steps=700") == {
+    assert registry.model_identity("sums-base:steps=700") == {
         "pretrain": PretrainConfig(steps=700).key, "step": None}

@@ -1,25 +1,51 @@
-"""Profiles and parameters: bad input stops with an error naming it, before any compute."""
+"""Profiles and parameters: one declaration per chapter, bad input stops with an error naming
+it before any compute, and the runner hands each chapter the parameters of those it reads."""
 import subprocess
 import sys
 
 import pytest
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.params import SPECS, ParameterError, distribution, validate
-from rlvr_dynamics.profiles import available_profiles, load_profile, notebook_defaults, resolve
-from rlvr_dynamics.run import chapters, parse_overrides
+from rlvr_dynamics.chapters import NAMES, ParameterError, needed, params_class
+from rlvr_dynamics.chapters import reproduction as rp
+from rlvr_dynamics.chapters import toy_dynamics
+from rlvr_dynamics.profiles import (available_profiles, load_profile, notebook_defaults,
+                                    parse_overrides, plan, resolve)
+from rlvr_dynamics.run import chapters
+
+
+def test_the_book_and_the_declarations_list_the_same_chapters():
+    assert chapters() == list(NAMES)
 
 
 def test_the_three_profiles_exist_and_resolve_for_every_chapter():
     assert {"smoke", "cpu", "paper"} <= set(available_profiles())
     for profile in ("smoke", "cpu", "paper"):
-        for nb in chapters():
-            assert resolve(profile, nb)["profile"] == profile
+        for nb, values in plan(profile, chapters()).items():
+            assert values["profile"] == profile, nb
 
 
-def test_every_parameter_cell_matches_its_spec():
+def test_every_parameter_cell_is_its_declaration():
+    """The notebook's parameters cell holds exactly the declared parameters and their defaults
+    (``upstream`` is filled by the runner and is empty in the cell)."""
     for nb in chapters():
-        assert set(notebook_defaults(nb)) == set(SPECS[nb]), nb
+        cell, declared = notebook_defaults(nb), params_class(nb)().values()
+        assert cell == declared, nb
+
+
+def test_a_cell_that_disagrees_with_its_declaration_is_caught(monkeypatch, tmp_path):
+    import rlvr_dynamics.profiles as profiles
+    text = (REPO / "notebooks" / "theory.md").read_text().replace("seed = 0\n", "seed = 1\n", 1)
+    (tmp_path / "theory.md").write_text(text)
+    monkeypatch.setattr(profiles, "NOTEBOOKS", tmp_path)
+    assert notebook_defaults("theory") != params_class("theory")().values()
+
+
+def test_the_cpu_profile_is_the_declared_defaults():
+    for nb, values in plan("cpu", chapters()).items():
+        default = params_class(nb)().values()
+        assert {k: v for k, v in values.items() if k != "upstream"} == \
+            {k: v for k, v in default.items() if k != "upstream"}, nb
 
 
 def test_unknown_profile_lists_the_available_ones():
@@ -32,29 +58,65 @@ def test_unknown_parameter_is_named():
         resolve("smoke", "theory", {"sedd": 1})
 
 
-def test_invalid_value_is_named():
-    with pytest.raises(ParameterError, match=r"theory: parameter seed=-1 must be >= 0"):
-        resolve("smoke", "theory", {"seed": -1})
+@pytest.mark.parametrize("override,message", [
+    ({"seed": -1}, r"theory: parameter seed=-1: Input should be greater than or equal to 0"),
+    ({"seed": 1.5}, r"theory: parameter seed=1.5: Input should be a valid integer"),
+    ({"mc_samples": [10, 0, 100]}, r"theory: parameter mc_samples\[1\]="),
+    ({"hidden": 12}, r"theory: hidden=12 must be a multiple of 8"),
+])
+def test_invalid_value_is_named(override, message):
+    with pytest.raises(ParameterError, match=message):
+        resolve("smoke", "theory", override)
 
 
 def test_distribution_must_sum_to_one():
-    with pytest.raises(ValueError, match="sum to 0.9"):
-        distribution([0.5, 0.4])
-    distribution([0.5, 0.5])
+    with pytest.raises(ParameterError, match="pi0/rewards: probabilities must sum to 1, they sum "
+                                             "to 0.9"):
+        toy_dynamics.Params.parse({"pi0": [0.5, 0.3, 0.1]})
 
 
-def test_overrides_parse_as_yaml_and_need_a_declaring_notebook():
+def test_overrides_parse_as_yaml_and_need_a_declaring_chapter():
     out = parse_overrides(["seed=3", "theory.vocab=5"], ["theory"])
     assert out == {"theory": {"seed": 3, "vocab": 5}}
-    with pytest.raises(ParameterError, match="no selected notebook has a parameter 'nope'"):
+    with pytest.raises(ParameterError, match="no selected chapter has a parameter 'nope'"):
         parse_overrides(["nope=1"], ["theory"])
+
+
+def test_an_override_of_the_training_chapter_reaches_the_reproduction_chapter():
+    """The runs the reproduction chapter evaluates are the training chapter's, overrides
+    included -- whether both chapters run or only the reproduction one."""
+    default = needed(params_class("reproduction").parse(
+        plan("smoke", ["reproduction"])["reproduction"]), "training")
+    for selected in (chapters(), ["reproduction"]):
+        P = params_class("reproduction").parse(
+            plan("smoke", selected, ["learning_rate=0.002"])["reproduction"])
+        T = needed(P, "training")
+        runs = T.runs()
+        assert {cfg.learning_rate for cfg in runs.values()} == {0.002}
+        assert set(runs) == set(default.runs())
+        assert all(runs[k] != default.runs()[k] for k in runs)
+
+
+def test_the_training_chapter_starts_from_the_base_model_chapters_base():
+    T = needed(params_class("reproduction").parse(
+        plan("smoke", chapters(), ["base_model.steps=150"])["reproduction"]), "training")
+    assert {cfg.model.steps for cfg in T.runs().values()} == {150}
+    assert T.runs()[("grpo", 0, None)].model == needed(T, "base_model").config()
+
+
+def test_a_chapter_run_alone_outside_the_cpu_profile_needs_the_runner():
+    P = rp.Params(profile="smoke")
+    with pytest.raises(ParameterError, match="python -m rlvr_dynamics.run --profile smoke "
+                                             "--nb reproduction"):
+        needed(P, "training")
+    assert needed(rp.Params(), "training").runs() == params_class("training")().runs()
 
 
 def test_runner_rejects_bad_input_before_executing_anything(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "rlvr_dynamics.run", "--profile", "smoke",
                            "--param", "seed=-2"], capture_output=True, text=True, cwd=REPO)
     assert proc.returncode == 2
-    assert "seed=-2 must be >= 0" in proc.stderr
+    assert "seed=-2: Input should be greater than or equal to 0" in proc.stderr
     assert "executing" not in proc.stderr and "[1/" not in proc.stderr
 
 
@@ -74,5 +136,11 @@ def test_a_profile_may_run_part_of_the_book():
 
     assert profile_chapters("cpu") is None
     assert profile_chapters("cpu-smollm2") == ["training", "verdict"]
-    training = resolve("cpu-smollm2", "training")
+    training = plan("cpu-smollm2", ["training"])["training"]
     assert (training["model"], training["task"], training["lora_rank"]) == ("smollm2", "arith", 16)
+
+
+def test_the_paper_profile_runs_appendix_c2():
+    from rlvr_dynamics.chapters.training import APPENDIX_C2
+    paper = plan("paper", ["training"])["training"]
+    assert {k: paper[k] for k in APPENDIX_C2} == APPENDIX_C2

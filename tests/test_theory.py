@@ -8,7 +8,7 @@ import torch
 
 from rlvr_dynamics import theory as T
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
-from rlvr_dynamics.params import ParameterError
+from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.profiles import resolve
 from rlvr_dynamics.tasks.sums import ALPHABET
 
@@ -20,13 +20,7 @@ def policy(V=7, seed=0, scale=2.0):
     return T.softmax(scale * np.random.default_rng(seed).normal(size=V))
 
 
-@pytest.fixture(scope="module", autouse=True)
-def one_thread():
-    """Tiny tensors: on a shared 2-core machine extra threads only add contention (~40x)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 @pytest.fixture(scope="module")
@@ -245,7 +239,7 @@ def test_completion_mask_ends_at_the_first_eos():
 def test_equation2_and_negative_only_match_autograd(tiny):
     model, x = tiny
     old = {k: p.detach().clone() for k, p in T.parameters(model).items()}
-    completions, mask = T.sample_group(model, x, G=4, max_len=5, seed=3)
+    completions, mask = T.sample_group(model, char_tokenizer(ALPHABET), x, G=4, max_len=5, seed=3)
     advantages = torch.tensor(T.group_advantages([1.0, 0.0, 0.0, 1.0], normalise=True))
     logp = T.completion_logprobs(model, T.parameters(model), x, completions)
     step = T.flat_grad(T.grpo_objective(logp, logp.detach(), advantages, mask), T.parameters(model))
@@ -275,7 +269,7 @@ def test_equation2_and_negative_only_match_autograd(tiny):
     ({"mc_samples": [10, 10, 100]}, "mc_samples needs at least 3 distinct"),
     ({"hidden": 12}, "hidden=12 must be a multiple of 8"),
     ({"group_sizes": [2, 30], "vocab": 40}, "G=30"),
-    ({"lr_max": 0}, "lr_max=0 must be > 0"),
+    ({"lr_max": 0}, "lr_max=0: Input should be greater than 0"),
 ])
 def test_bad_theory_parameters_are_named(override, message):
     with pytest.raises(ParameterError, match=message):
@@ -292,7 +286,7 @@ def test_with_a_float64_rmsnorm_both_network_checks_are_exact(tiny, monkeypatch)
     monkeypatch.setattr(modeling_qwen2.Qwen2RMSNorm, "forward", rmsnorm_float64)
     model, x = tiny
     old = {k: p.detach().clone() for k, p in T.parameters(model).items()}
-    completions, mask = T.sample_group(model, x, G=4, max_len=5, seed=3)
+    completions, mask = T.sample_group(model, char_tokenizer(ALPHABET), x, G=4, max_len=5, seed=3)
     advantages = torch.tensor(T.group_advantages([1.0, 0.0, 0.0, 1.0], normalise=True))
     logp = T.completion_logprobs(model, T.parameters(model), x, completions)
     step = T.flat_grad(T.grpo_objective(logp, logp.detach(), advantages, mask), T.parameters(model))

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from rlvr_dynamics import toy
-from rlvr_dynamics.params import ParameterError
+from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.profiles import resolve
 from rlvr_dynamics.theory import expected_logit_update, logit_update, softmax
 
@@ -171,7 +171,7 @@ def test_expansion_grid_agrees_with_single_runs():
 def test_results_are_cached_by_their_arguments(tmp_path, monkeypatch):
     kw = dict(z0=toy.logits([0.495, 0.01, 0.495]), r=R3, steps=30, seeds=10)
     first = toy.summarise(cache=tmp_path, **kw)
-    assert len(list(tmp_path.glob("summarise-*.npz"))) == 1
+    assert len(list(tmp_path.glob("summarise-*/result.npz"))) == 1
 
     def no_run(*a, **k):
         raise AssertionError("recomputed")
@@ -216,14 +216,14 @@ def test_initial_probabilities_are_checked():
 
 
 @pytest.mark.parametrize("override,message", [
-    ({"G": 0}, "G=0 must be >= 2"),
-    ({"tau": 0}, "tau=0 must be > 0"),
-    ({"lr": -0.1}, "lr=-0.1 must be > 0"),
-    ({"pi0": [0.5, 0.4, 0.2]}, "pi0=.* must sum to 1"),
+    ({"G": 0}, "G=0: Input should be greater than or equal to 2"),
+    ({"tau": 0}, "tau=0: Input should be greater than 0"),
+    ({"lr": -0.1}, "lr=-0.1: Input should be greater than 0"),
+    ({"pi0": [0.5, 0.4, 0.2]}, "pi0/rewards: probabilities must sum to 1, they sum to 1.1"),
     ({"rewards": [0.5, 1.0]}, "pi0/rewards: 3 initial probabilities but 2 rewards"),
     ({"pi0": [0.01, 0.495, 0.495]}, "needs pi\\(a1\\) > pi\\(a2\\)"),
     ({"reward_sweep": [[1.0, 0.5, 0.0]]}, "reward_sweep\\[0\\]"),
-    ({"tau_sweep": [1.0, 0.0]}, "tau_sweep=.* element 1"),
+    ({"tau_sweep": [1.0, 0.0]}, r"tau_sweep\[1\]=0.0: Input should be greater than 0"),
     ({"expansion_p2": [0.6]}, "expansion_p2 has 0.6"),
     ({"band": 1.0}, "band must be < 1"),
 ])

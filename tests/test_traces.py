@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import math
 
-import pytest
 import torch
 
 from rlvr_dynamics.tasks.sums import TRACES, Author, SumTask, path_counts, trace
@@ -76,7 +75,7 @@ class ParitySums(SumTask):
 
 def test_zero_weight_traces_leave_advantages_and_gradients_unchanged(tiny, tmp_path,  # noqa: F811
                                                                      monkeypatch):
-    import rlvr_dynamics.training.data as data
+    import rlvr_dynamics.training.run as run
     from test_training import hidden_grads
 
     task = ParitySums(size=(("train", 32), ("test", 8), ("ood", 8)))
@@ -87,7 +86,7 @@ def test_zero_weight_traces_leave_advantages_and_gradients_unchanged(tiny, tmp_p
     metrics = traced._metrics["train"]
     assert {f"rewards/trace_{k}/mean" for k in TRACES} <= set(metrics)
 
-    monkeypatch.setattr(data, "trace_functions", lambda *a, **k: [])
+    monkeypatch.setattr(run, "trace_functions", lambda *a, **k: [])
     plain, batch_plain = generation(cfg, tmp_path / "plain")
     assert len(plain.reward_funcs) == 1
     assert torch.equal(batch["completion_ids"], batch_plain["completion_ids"])

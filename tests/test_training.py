@@ -170,11 +170,11 @@ def test_sequence_ratio_matches_its_definition(tiny, tmp_path):
     forward passes (the sampling model and the moved one), against the w_i inside TRL's loss:
     with A_i = -1 on sample i alone, no clipping in reach and Eq. 2's normaliser, the loss is
     w_i / B."""
-    from rlvr_dynamics.training.run import load_model
+    from rlvr_dynamics import registry
 
     cfg = config(tiny, "gspo", loss_type="grpo", epsilon=0.9, dual_clip=None)
     trainer, batch = generation(cfg, tmp_path)
-    old, _ = load_model(cfg, "smoke")
+    old, _ = registry.load_model(cfg.model, "smoke")
     ids = torch.cat([batch["prompt_ids"], batch["completion_ids"]], 1)
     attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], 1)
     mask = batch["completion_mask"].float()
@@ -211,7 +211,7 @@ def test_bad_configurations_fail_before_any_model_loads(tiny, tmp_path, monkeypa
     def no_loading(*args, **kwargs):
         raise AssertionError("a model was loaded")
 
-    monkeypatch.setattr(run, "load_model", no_loading)
+    monkeypatch.setattr(run.registry, "load_model", no_loading)
     with pytest.raises(ValueError, match="generation_batch=30 is not divisible by "
                                          "num_generations=4"):
         config(tiny, generation_batch=30)
@@ -283,10 +283,13 @@ def synthetic(entropy, accuracy, seeds: int, noise: float, rng) -> list[list[dic
              for t in range(0, 101, 10)] for _ in range(seeds)]
 
 
-def test_readings_of_figure_2_follow_the_curves():
+def test_readings_of_figure_2_can_come_out_every_way():
+    """Each reading on synthetic curves where it holds, where the opposite holds, where there
+    is no effect, where noise hides it, and with one seed."""
     import numpy as np
 
-    from rlvr_dynamics.training.claims import readings
+    from rlvr_dynamics import stats
+    from rlvr_dynamics.chapters.training import readings
 
     rng = np.random.default_rng(0)
     paper_like = {
@@ -294,11 +297,42 @@ def test_readings_of_figure_2_follow_the_curves():
         "GRPO-N": synthetic(lambda t: 0.4 + 0.00004 * (t - 40) ** 2 - 0.064, lambda t: 0.5 + 0.003 * t,
                             5, 0.01, rng)}
     table = readings(paper_like)["verdict"]
-    assert (table == "holds").all(), table
+    assert (table == stats.REPLICATES).all(), table
     collapse = {"GRPO": paper_like["GRPO"],
                 "GRPO-N": synthetic(lambda t: 0.4 - 0.003 * t, lambda t: 0.3, 5, 0.01, rng)}
     table = readings(collapse)["verdict"]
-    assert table.loc[("1. competitive greedy accuracy", "GRPO-N - GRPO, end")] == "fails"
-    assert table.loc[("4. GRPO-N ends above the base", "GRPO-N: end - base")] == "fails"
+    assert table.loc[("1. competitive greedy accuracy", "GRPO-N - GRPO, end")] == stats.OPPOSITE
+    assert table.loc[("2. GRPO ends with the lowest entropy", "GRPO-N - GRPO, end")] == \
+        stats.NO_EFFECT
+    assert table.loc[("4. GRPO-N ends above the base", "GRPO-N: end - base")] == stats.OPPOSITE
+    spread = [[{"step": t, "heldout_entropy": 0.4 + o * t / 100, "greedy_accuracy": 0.5 + o * t / 100}
+               for t in range(0, 101, 10)] for o in (0.3, 0.0, -0.3)]  # seeds that disagree
+    table = readings({"GRPO": spread, "GRPO-N": spread})["verdict"]
+    assert (table == stats.UNDECIDED).all(), table
     one_seed = {k: v[:1] for k, v in paper_like.items()}
-    assert (readings(one_seed)["verdict"] == "within noise").all()
+    assert (readings(one_seed)["verdict"] == stats.FEW_SEEDS).all()
+
+
+def test_the_entropy_minimum_is_after_the_start():
+    """A curve that only rises has its lowest point at the start: reading 3's fall is then
+    measured at a later step and fails (it could not fail when step 0 was allowed)."""
+    import numpy as np
+
+    from rlvr_dynamics import stats
+    from rlvr_dynamics.chapters.training import readings
+
+    rng = np.random.default_rng(1)
+    rising = {"GRPO": synthetic(lambda t: 0.4, lambda t: 0.5, 4, 0.005, rng),
+              "GRPO-N": synthetic(lambda t: 0.4 + 0.01 * t, lambda t: 0.5, 4, 0.005, rng)}
+    fall = readings(rising).loc["3. entropy falls, then rises"]["verdict"].iloc[0]
+    assert fall == stats.OPPOSITE
+
+
+def test_gspo_aggregates_per_sequence_whatever_the_runs_loss_type(tiny, tmp_path):
+    """GSPO's objective counts each sequence once (TRL's "grpo" aggregation), so GSPO and GSPO-N
+    do not take the run's token-mean "dapo"; GRPO and GRPO-N do."""
+    from rlvr_dynamics.training.run import grpo_args
+
+    for name, expected in [("grpo", "dapo"), ("grpo_n", "dapo"), ("gspo", "grpo"),
+                           ("gspo_n", "grpo")]:
+        assert grpo_args(config(tiny, name, loss_type="dapo"), tmp_path).loss_type == expected

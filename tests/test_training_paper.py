@@ -9,32 +9,32 @@ import pytest
 import yaml
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.profiles import resolve
-from rlvr_dynamics.training.config import TrainConfig
+from rlvr_dynamics.chapters.training import Params
+from rlvr_dynamics.profiles import plan
 
 from test_training import Parity, tiny  # noqa: F401  (the saved tiny model fixture)
 
 
 @pytest.fixture(scope="module")
 def paper():
-    return resolve("paper", "training")
+    return Params.parse(plan("paper", ["training"])["training"])
 
 
 def test_paper_profile_carries_appendix_c2(paper):
-    cfg = TrainConfig.from_params(paper, "grpo", 0)
+    cfg = paper.run_config("grpo", 0)
     assert cfg.model == "Qwen/Qwen2.5-Math-7B" and cfg.task == "math"
     assert cfg.generation_batch == 1024 * 8 and cfg.num_generations == 8
     assert cfg.update_batch == 256 * 8 and cfg.updates_per_step == 4
     assert (cfg.learning_rate, cfg.beta, cfg.epsilon, cfg.entropy_coef) == (1e-6, 1e-3, 0.2, 1e-4)
     assert cfg.temperature == 1.0 and cfg.context == 4096
-    assert cfg.use_vllm and cfg.bf16 and not paper["train_inline"]
+    assert cfg.use_vllm and cfg.bf16 and not paper.train_inline
 
 
 @pytest.mark.parametrize("name", ["grpo", "grpo_n", "gspo", "gspo_n"])
 def test_paper_trainer_builds_with_a_stand_in_model(paper, tiny, tmp_path, name):  # noqa: F811
     from rlvr_dynamics.training.run import build_trainer
 
-    cfg = TrainConfig.from_params(paper, name, 0)
+    cfg = paper.run_config(name, 0)
     # what this machine lacks: the 7B model and MATH from the hub, vLLM and bf16 on a GPU
     stand_in = cfg.replace(model=tiny, task=Parity(), use_vllm=False, bf16=False)
     trainer = build_trainer(stand_in, tmp_path, "paper")
@@ -56,7 +56,7 @@ def test_missing_gpu_run_says_how_to_launch_it(paper, tmp_path, monkeypatch):
     from rlvr_dynamics.training.run import obtain
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
-    cfg = TrainConfig.from_params(paper, "gspo_n", 0)
+    cfg = paper.run_config("gspo_n", 0)
     with pytest.raises(FileNotFoundError, match=r"accelerate launch --config_file configs/"
                        r"accelerate/zero3-1node-4gpu.yaml -m rlvr_dynamics.training "
                        r"--profile paper --algorithm gspo_n --seed 0"):

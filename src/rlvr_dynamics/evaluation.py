@@ -3,18 +3,7 @@ problem at temperature 0.6 and top-p 0.95, per-sample raw results kept on disk, 
 bootstrap intervals over problems, and the answer- and token-level entropies, laid out as the
 paper's Tables 1-4.
 
-Models and benchmarks are named by specs: ``name``, ``name:field=value,...`` or a dict
-``{"name": name, field: value, ...}``::
-
-    models:     sums-base[:PretrainConfig fields]   the project's tiny base model (pretrain.py);
-                                                     step=s picks one of its snapshots
-                tiny:<folder>                        a tiny model saved with save_pretrained
-                smollm2                              SmolLM2-135M-Instruct (models.py)
-                <hub name or folder>                 e.g. Qwen/Qwen2.5-Math-7B, an RL checkpoint
-    benchmarks: sums-test, sums-ood[:SumTask fields] the synthetic sums task (tasks/sums.py)
-                arith[:digits=..,terms=..]           chat arithmetic (tasks/arithmetic.py)
-                math500, aime24, aime25, amc23, math-train    (tasks/math.py)
-                arc-c, mmlu-pro                      (tasks/choice.py)
+Models and benchmarks are named by the specs of ``registry``.
 
 One evaluation (a model, a benchmark, the settings) writes one JSON file per chunk of
 problems, atomically, under ``results/<profile>/evaluation/<model>/<benchmark>-<key>/``:
@@ -24,18 +13,16 @@ evaluation equals an uninterrupted one. A record is one sample: problem id, samp
 extracted answer (None = NA), correct, length in tokens, finished, token entropy, text::
 
     model = load_model("sums-base:steps=300", profile="smoke")
-    task, problems = load_benchmark("sums-test")
+    task, problems = registry.load_benchmark("sums-test")
     records = evaluate(model, task, problems, EvalSettings(n=64), run_dir(...))
     passk_per_problem(records, ks), answer_entropy_of(records), token_entropy_of(records)
 """
 from __future__ import annotations
 
-import ast
 import dataclasses
 import gc
 import logging
 import re
-import shutil
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,144 +33,22 @@ import numpy as np
 import pandas as pd
 import torch
 
+from rlvr_dynamics import registry
 from rlvr_dynamics.entropy import answer_entropy, completion_token_entropy, mean_token_entropy
 from rlvr_dynamics.passk import bootstrap_ci, pass_at_k
 from rlvr_dynamics.progress import bar
+from rlvr_dynamics.registry import Spec, compatible, labels, parse_spec, spec_text
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, VLLMBackend, encode
-from rlvr_dynamics.store import config_key, read_json, results_dir, write_json
+from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.tasks.base import Problem, Task
+from rlvr_dynamics.tasks.choice import subsample as draw
 
 log = logging.getLogger(__name__)
 
-MATH_BENCHMARKS = ("math500", "aime24", "aime25", "amc23", "math-train")
-CHOICE_BENCHMARKS = ("arc-c", "mmlu-pro")
 BACKENDS = ("transformers", "vllm")
 
 
-# --- specs ----------------------------------------------------------------------------------
-
-Spec = str | dict[str, Any]
-"""A model or benchmark: ``"name"``, ``"name:field=value,..."`` or ``{"name": ..., field: value}``."""
-
-
-def parse_spec(spec: Spec) -> tuple[str, dict[str, Any]]:
-    """``"name:a=1,b=x"`` or ``{"name": "name", "a": 1, "b": "x"}`` -> ``("name", {"a": 1,
-    "b": "x"})``; string values are read as Python literals where they are ones, lists become
-    tuples. ``tiny:<folder>`` keeps the folder whole."""
-    if isinstance(spec, dict):
-        if not isinstance(spec.get("name"), str):
-            raise ValueError(f"spec {spec!r}: a dict spec needs a 'name'")
-        name, fields = spec["name"], {k: v for k, v in spec.items() if k != "name"}
-    elif isinstance(spec, str):
-        name, _, rest = spec.partition(":")
-        fields = {}
-        if name == "tiny":
-            fields = {"path": rest}
-        elif rest:
-            for item in re.split(r",(?![^()\[\]]*[)\]])", rest):  # commas outside brackets
-                key, eq, value = item.partition("=")
-                if not eq or not key.strip():
-                    raise ValueError(f"spec {spec!r}: expected name:field=value,..., "
-                                     f"got {item!r}")
-                try:
-                    fields[key.strip()] = ast.literal_eval(value.strip())
-                except (ValueError, SyntaxError):
-                    fields[key.strip()] = value.strip()
-    else:
-        raise ValueError(f"a spec is a string or a dict with a 'name', got {spec!r}")
-    return name, {k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()}
-
-
-def spec_text(spec: Spec) -> str:
-    """The canonical string form of a spec (``name:field=value,...``), used in keys and tables."""
-    name, fields = parse_spec(spec)
-    if name == "tiny":
-        return f"tiny:{fields.get('path', '')}"
-    return name + (":" + ",".join(f"{k}={v!r}" for k, v in fields.items()) if fields else "")
-
-
-def _build(cls, fields: dict[str, Any], spec: str):
-    """``cls(**fields)``, with an error naming the spec and the valid fields."""
-    valid = [f.name for f in dataclasses.fields(cls)]
-    unknown = sorted(set(fields) - set(valid))
-    if unknown:
-        raise ValueError(f"spec {spec!r}: unknown field(s) {unknown} of {cls.__name__}; "
-                         f"valid: {valid}")
-    try:
-        return cls(**fields)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"spec {spec!r}: {e}") from None
-
-
-def model_kind(spec: Spec) -> str:
-    """``"char"`` for the character-vocabulary sums models, ``"text"`` for the others."""
-    return "char" if parse_spec(spec)[0] in ("sums-base", "tiny") else "text"
-
-
-def benchmark_kind(spec: Spec) -> str:
-    """``"char"`` for the sums task (which only character models read), ``"text"`` else."""
-    return "char" if parse_spec(spec)[0] in ("sums-test", "sums-ood") else "text"
-
-
-def compatible(model_spec: Spec, benchmark_spec: Spec) -> bool:
-    return model_kind(model_spec) == benchmark_kind(benchmark_spec)
-
-
-def label(spec: Spec) -> str:
-    """A short display name: ``sums-base@<step>`` (plus fields other than steps/snapshots),
-    a hub name or folder by its last component."""
-    name, fields = parse_spec(spec)
-    if name == "sums-base":
-        from rlvr_dynamics.pretrain import PretrainConfig
-        step = fields.pop("step", fields.get("steps", PretrainConfig.steps))
-        rest = ", ".join(f"{k}={v}" for k, v in fields.items() if k not in ("steps", "snapshots"))
-        return f"sums-base@{step}" + (f" ({rest})" if rest else "")
-    if name == "tiny":
-        return "tiny:" + Path(fields["path"]).name
-    return spec if name == "smollm2" else Path(spec).name
-
-
-def labels(specs: Sequence[str]) -> dict[str, str]:
-    """``label`` of each spec, or the spec itself where two labels would collide."""
-    short = {s: label(s) for s in specs}
-    counts = pd.Series(list(short.values())).value_counts()
-    return {s: (lab if counts[lab] == 1 else s) for s, lab in short.items()}
-
-
-def check_model_spec(spec: Spec) -> None:
-    """Raise ``ValueError`` for a malformed model spec (cheap: loads nothing)."""
-    name, fields = parse_spec(spec)
-    if name == "sums-base":
-        from rlvr_dynamics.pretrain import PretrainConfig
-        step = fields.pop("step", None)
-        cfg = _build(PretrainConfig, fields, spec)
-        if step is not None and step not in cfg.snapshots:
-            raise ValueError(f"spec {spec!r}: step={step} is not one of its snapshots "
-                             f"{cfg.snapshots}")
-    elif name == "tiny" and not fields["path"]:
-        raise ValueError(f"spec {spec!r}: tiny:<folder> needs a folder")
-    elif name != "tiny" and fields:
-        raise ValueError(f"spec {spec!r}: only sums-base takes fields")
-
-
-def check_benchmark_spec(spec: Spec) -> None:
-    """Raise ``ValueError`` for an unknown or malformed benchmark spec (loads no data)."""
-    name, fields = parse_spec(spec)
-    if name in ("sums-test", "sums-ood"):
-        from rlvr_dynamics.tasks.sums import SumTask
-        _build(SumTask, fields, spec)
-    elif name == "arith":
-        from rlvr_dynamics.tasks.arithmetic import ArithmeticTask
-        _build(ArithmeticTask, fields, spec)
-    elif name in MATH_BENCHMARKS + CHOICE_BENCHMARKS:
-        if fields:
-            raise ValueError(f"spec {spec!r}: {name} takes no fields")
-    else:
-        raise ValueError(f"unknown benchmark {spec!r}; known: sums-test, sums-ood, arith, "
-                         f"{', '.join(MATH_BENCHMARKS + CHOICE_BENCHMARKS)}")
-
-
-# --- models and benchmarks ------------------------------------------------------------------
+# --- models ---------------------------------------------------------------------------------
 
 @dataclass
 class LoadedModel:
@@ -199,63 +64,24 @@ class LoadedModel:
 
 def load_model(spec: Spec, profile: str, backend: str = "transformers", batch_size: int = 64,
                **vllm_engine: Any) -> LoadedModel:
-    """The model named by ``spec`` (see the module docstring), on the GPU when there is one.
-
-    ``sums-base`` trains the base model on first use and caches it under
-    ``results/<profile>/base_models`` (``pretrain.base_model``).
-    """
-    from rlvr_dynamics import models
-
-    check_model_spec(spec)
+    """The model named by ``spec`` (``registry.load_model``), on the GPU when there is one,
+    with its generation backend."""
+    registry.check_model(spec)
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
-    name, fields = parse_spec(spec)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    if name == "sums-base":
-        from rlvr_dynamics.pretrain import PretrainConfig, base_model
-        step = fields.pop("step", None)
-        model, tokenizer = base_model(_build(PretrainConfig, fields, spec), profile, step)
-    elif name == "tiny":
-        model, tokenizer = models.load_tiny(fields["path"])
-    elif name == "smollm2":
-        model, tokenizer = models.load_smollm2()
-    else:
-        model, tokenizer = models.load_pretrained(
-            name, dtype=torch.bfloat16 if device == "cuda" else torch.float32)
-    add_bos = model_kind(spec) == "char"  # the sums models were trained on <s>prompt
-    model.to(device).eval()
+    name, _ = parse_spec(spec)
+    model, tokenizer = registry.load_model(spec, profile)
+    char = registry.model_kind(spec) == "char"  # the sums models were trained on <s>prompt
+    model.to("cuda" if torch.cuda.is_available() else "cpu").eval()
     if backend == "vllm":
-        if model_kind(spec) == "char" or name == "smollm2":
+        if char or name == "smollm2":
             raise ValueError(f"the vllm backend needs a hub name or a checkpoint folder, "
                              f"not {spec!r}")
-        engine = VLLMBackend(name, add_bos=add_bos, **vllm_engine)
+        engine = VLLMBackend(name, add_bos=char, **vllm_engine)
     else:
-        engine = TransformersBackend(model, tokenizer, add_bos=add_bos, batch_size=batch_size,
+        engine = TransformersBackend(model, tokenizer, add_bos=char, batch_size=batch_size,
                                      progress=False)  # evaluate() shows progress per chunk
-    return LoadedModel(spec_text(spec), model, tokenizer, add_bos, engine)
-
-
-def load_benchmark(spec: Spec, data_dir: str | Path | None = None) -> tuple[Task, list[Problem]]:
-    """The task and test problems named by ``spec``; math and choice benchmarks come from the
-    hub, or from ``data_dir/<name>`` (a file or folder) when ``data_dir`` is given."""
-    check_benchmark_spec(spec)
-    name, fields = parse_spec(spec)
-    if name in ("sums-test", "sums-ood"):
-        from rlvr_dynamics.tasks.sums import SumTask
-        task = _build(SumTask, fields, spec)
-        return task, task.problems(name.removeprefix("sums-"))
-    if name == "arith":
-        from rlvr_dynamics.tasks.arithmetic import ArithmeticTask
-        task = _build(ArithmeticTask, fields, spec)
-        return task, task.problems("test")
-    path = None if data_dir is None else str(Path(data_dir) / name)
-    if name in MATH_BENCHMARKS:
-        from rlvr_dynamics.tasks.math import MathTask
-        task = MathTask(name, path)
-    else:
-        from rlvr_dynamics.tasks.choice import ChoiceTask
-        task = ChoiceTask(name, path)
-    return task, task.problems()
+    return LoadedModel(spec_text(spec), model, tokenizer, char, engine)
 
 
 # --- one evaluation -------------------------------------------------------------------------
@@ -289,27 +115,11 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=-]+", "_", text).strip("_")[:80]
 
 
-def model_identity(spec: Spec) -> dict[str, Any]:
-    """What the weights behind ``spec`` are, beyond its text: the ``PretrainConfig`` key of a
-    ``sums-base`` model (its defaults may change), the modification times of a local folder's
-    weight files (a checkpoint retrained in place). A hub name is its own identity."""
-    name, fields = parse_spec(spec)
-    if name == "sums-base":
-        from rlvr_dynamics.pretrain import PretrainConfig
-        step = fields.pop("step", None)
-        return {"pretrain": _build(PretrainConfig, fields, spec).key, "step": step}
-    folder = Path(fields["path"] if name == "tiny" else name)
-    if name != "smollm2" and folder.is_dir():
-        return {"weights": {f.name: f.stat().st_mtime_ns for f in sorted(folder.iterdir())
-                            if f.suffix in (".safetensors", ".bin", ".pt", ".gguf")}}
-    return {}
-
-
 def run_dir(profile: str, model_spec: str, benchmark_spec: str, problems: Sequence[Problem],
             settings: EvalSettings, backend: str) -> Path:
     """Where one evaluation's chunks live; the key covers everything that changes them: the
     model and its weights' identity, the problems' text and gold answers, the settings."""
-    key = config_key({"model": model_spec, "weights": model_identity(model_spec),
+    key = config_key({"model": model_spec, "weights": registry.model_identity(model_spec),
                       "benchmark": benchmark_spec, "backend": backend,
                       "problems": [[p.id, p.prompt, p.answer] for p in problems],
                       **dataclasses.asdict(settings)})
@@ -334,22 +144,27 @@ def evaluate_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
         for c in cs]} for p, cs in zip(problems, completions)]
 
 
+def entry(out: Path) -> Entry:
+    """The store entry of an evaluation folder (made by this module's code)."""
+    return Entry(out, code=__name__)
+
+
 def is_done(out: Path) -> bool:
-    return (Path(out) / "done.json").is_file()
+    return entry(out).done
 
 
 def evaluate(model: LoadedModel, task: Task, problems: Sequence[Problem],
              settings: EvalSettings, out: Path, recompute: bool = False) -> pd.DataFrame:
     """Evaluate ``model`` on ``problems``, writing one chunk file at a time into ``out``.
 
-    Chunks already on disk are kept (an interrupted evaluation resumes there); a finished
-    evaluation is read back without generating; ``recompute`` deletes ``out`` first.
+    Chunks already on disk from this code are kept (an interrupted evaluation resumes there);
+    a finished evaluation is read back without generating; ``recompute`` starts afresh.
     Returns the per-sample records (``records``).
     """
-    out = Path(out)
-    if recompute and out.exists():
-        shutil.rmtree(out)
-    out.mkdir(parents=True, exist_ok=True)
+    e = entry(out)
+    if e.done and not recompute:
+        return records(out)
+    e.begin(fresh=recompute)
     chunks = [problems[i:i + settings.chunk] for i in range(0, len(problems), settings.chunk)]
     todo = [i for i in range(len(chunks)) if not _chunk_path(out, i).is_file()]
     if todo:
@@ -358,9 +173,8 @@ def evaluate(model: LoadedModel, task: Task, problems: Sequence[Problem],
     for i in bar(todo, bool(todo), desc=f"{model.spec} | {task.name}"):
         write_json(_chunk_path(out, i), evaluate_chunk(model, task, chunks[i], settings.sampling(i),
                                                        settings.entropy_temperature))
-    write_json(out / "done.json", {"model": model.spec, "task": task.name,
-                                   "problems": len(problems), "chunks": len(chunks),
-                                   "settings": dataclasses.asdict(settings)})
+    e.finish({"model": model.spec, "task": task.name, "problems": len(problems),
+              "chunks": len(chunks), "settings": dataclasses.asdict(settings)})
     return records(out)
 
 
@@ -425,11 +239,9 @@ def evaluate_table(models: Sequence[Spec], benchmarks: Sequence[Spec], settings:
     questions, three times, for ARC-c and MMLU-Pro). A model is loaded only if one of its
     evaluations is not finished yet.
     """
-    from rlvr_dynamics.tasks.choice import subsample as draw
-
     subsample = subsample or {}
     models, benchmarks = [spec_text(m) for m in models], [spec_text(b) for b in benchmarks]
-    loaded = {b: load_benchmark(b, data_dir) for b in benchmarks}
+    loaded = {b: registry.load_benchmark(b, data_dir) for b in benchmarks}
     results: dict[tuple[str, str], pd.DataFrame] = {}
     for model_spec in models:
         plans = []  # (benchmark, repeat, task, problems, settings, folder)

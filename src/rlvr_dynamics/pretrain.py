@@ -25,7 +25,7 @@ import torch
 from tqdm.auto import tqdm
 
 from rlvr_dynamics.models import char_tokenizer, load_tiny, tiny_qwen2
-from rlvr_dynamics.store import config_key, read_json, results_dir, write_json
+from rlvr_dynamics.store import Entry, atomic_write, config_key, read_json, results_dir
 from rlvr_dynamics.tasks.sums import (ALPHABET, Author, SumTask, author_logprob, carry_units,
                                       corpus, direct_distribution, prompt, stepwise_completion,
                                       terms_of)
@@ -168,10 +168,10 @@ def pretrain(cfg: PretrainConfig, out: Path) -> Path:
     The data of step s depends only on (seed, s), so a resumed run equals an uninterrupted one.
     ``out/done.json`` records the configuration, the training losses and the held-out losses.
     """
-    out = Path(out)
-    if (out / "done.json").is_file():
+    out, entry = Path(out), Entry(out, code=__name__)
+    if entry.done:
         return out
-    out.mkdir(parents=True, exist_ok=True)
+    entry.begin()
     tokenizer = char_tokenizer(ALPHABET)
     model = tiny_qwen2(tokenizer, cfg.hidden, cfg.layers, cfg.heads, seed=cfg.seed)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
@@ -210,16 +210,14 @@ def pretrain(cfg: PretrainConfig, out: Path) -> Path:
             model.save_pretrained(out / f"step-{done}")
             tokenizer.save_pretrained(out / f"step-{done}")
         if done % cfg.checkpoint_every == 0 and done < cfg.steps:
-            tmp = ckpt.with_suffix(".tmp")
-            torch.save({"model": model.state_dict(), "opt": opt.state_dict(),
-                        "sched": sched.state_dict(), "step": done, "losses": losses,
-                        "held_out": held_out}, tmp)
-            tmp.replace(ckpt)
+            state = {"model": model.state_dict(), "opt": opt.state_dict(),
+                     "sched": sched.state_dict(), "step": done, "losses": losses,
+                     "held_out": held_out}
+            atomic_write(ckpt, lambda f: torch.save(state, f), "wb")
     model.eval()
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    write_json(out / "done.json", {"config": dataclasses.asdict(cfg), "losses": losses,
-                                   "held_out": held_out})
+    entry.finish({"config": dataclasses.asdict(cfg), "losses": losses, "held_out": held_out})
     ckpt.unlink(missing_ok=True)
     return out
 
@@ -241,11 +239,11 @@ def base_model(cfg: PretrainConfig, profile: str, step: int | None = None):
 
 def pretrain_log(cfg: PretrainConfig, profile: str) -> dict:
     """``{"losses": [...], "held_out": [[step, loss], ...]}`` of a finished base."""
-    done = base_dir(cfg, profile) / "done.json"
-    if not done.is_file():
-        raise FileNotFoundError(f"{done}: base {cfg.key} is not trained under {profile!r}; "
-                                "call base_model(cfg, profile) first")
-    return read_json(done)
+    out = base_dir(cfg, profile)
+    if not Entry(out, code=__name__).done:
+        raise FileNotFoundError(f"{out}: base {cfg.key} is not trained under {profile!r} by "
+                                "this code; call base_model(cfg, profile) first")
+    return read_json(out / "done.json")
 
 
 # --- convergence: does the base reproduce its author? -------------------------------------
@@ -325,38 +323,3 @@ def author_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Au
             "author_stepwise": np.full(n, author.stepwise),
             "author_clean_stepwise": (1 - author.step_slip - author.correction) ** (m - 1),
             "units": np.array([sum(carry_units(t)) for t in terms_list]), "m": m}
-
-
-# --- the base, sampled ----------------------------------------------------------------------
-
-def sample_paths(model, tokenizer, task: SumTask, problems, author: Author, settings, out: Path,
-                 batch_size: int = 256):
-    """Sample ``settings.n`` completions per problem with the evaluation stack
-    (``evaluation.evaluate``: records on disk, resumable) and tally them by path.
-
-    Returns ``(records, table)``: the per-sample records, and one row per problem with its
-    operand count ``m``, carry units, whether ``author``'s direct path can reach the answer at
-    all (``direct_possible``: no column beyond the carry cap), ``n`` and ``c`` (samples,
-    correct ones), the counts of ``sums.path_counts``, the answer entropy and the number of
-    distinct answers (NA counting as one).
-    """
-    import pandas as pd
-
-    from rlvr_dynamics.entropy import answer_entropy
-    from rlvr_dynamics.evaluation import LoadedModel, evaluate
-    from rlvr_dynamics.sampling import TransformersBackend
-    from rlvr_dynamics.tasks.sums import direct_success, path_counts
-
-    backend = TransformersBackend(model, tokenizer, add_bos=True, batch_size=batch_size,
-                                  progress=False)
-    recs = evaluate(LoadedModel("sums-base", model, tokenizer, True, backend), task, problems,
-                    settings, out)
-    rows = []
-    for p, (_, g) in zip(problems, recs.groupby("problem", sort=False)):
-        answers = [a if isinstance(a, str) else None for a in g["answer"]]
-        rows.append({"id": p.id, "m": len(p.meta["terms"]), "units": sum(p.meta["carries"]),
-                     "direct_possible": direct_success(p.meta["terms"], author) > 0,
-                     "n": len(g), "c": int(g["correct"].sum()),
-                     **path_counts(p.answer, list(g["text"])),
-                     "answer_entropy": answer_entropy(answers), "distinct": len(set(answers))})
-    return recs, pd.DataFrame(rows)

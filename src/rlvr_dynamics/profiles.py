@@ -7,8 +7,10 @@ A profile fills the ``parameters`` cells of the notebooks::
     notebooks:
       toy_dynamics: {seeds: 100, steps: 400}
 
-A notebook's value is, from weakest to strongest: the default in its ``parameters`` cell,
-the profile, the reader's override. ``resolve`` merges them and validates the result.
+A chapter's value is, from weakest to strongest: its default (``chapters.<name>.Params``,
+the same as its notebook's ``parameters`` cell), the profile, the reader's override.
+``resolve`` merges them and validates the result; ``plan`` resolves every selected chapter and
+the chapters they read, and hands each the parameters of those it reads (``upstream``).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import jupytext
 import yaml
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.params import ParameterError, validate
+from rlvr_dynamics.chapters import NAMES, ParameterError, params_class
 
 CONFIGS = REPO / "configs"
 NOTEBOOKS = REPO / "notebooks"
@@ -76,7 +78,7 @@ def profile_chapters(name: str) -> list[str] | None:
 
 
 def notebook_names() -> list[str]:
-    return sorted(p.stem for p in NOTEBOOKS.glob("*.md"))
+    return list(NAMES)
 
 
 def notebook_path(name: str) -> Path:
@@ -107,18 +109,86 @@ def notebook_defaults(name: str) -> dict[str, Any]:
     return values
 
 
-def resolve(profile: str, notebook: str, overrides: dict[str, Any] | None = None
-            ) -> dict[str, Any]:
-    """Parameters of ``notebook`` under ``profile`` with ``overrides``, validated."""
-    defaults = notebook_defaults(notebook)
+def resolve(profile: str, notebook: str, overrides: dict[str, Any] | None = None,
+            upstream: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Parameters of ``notebook`` under ``profile`` with ``overrides`` (and, for a chapter
+    that reads others, their resolved parameters as ``upstream``), validated."""
+    cls = params_class(notebook)
     layers = {f"profile {profile!r}": load_profile(profile).get(notebook, {}),
               "override": overrides or {}}
-    values = dict(defaults)
+    values: dict[str, Any] = {}
     for where, layer in layers.items():
         for name, value in layer.items():
-            if name not in defaults:
+            if name not in cls.model_fields or name in ("profile", "upstream"):
                 raise ParameterError(f"{notebook}: unknown parameter {name!r} ({where}); "
-                                     f"valid: {sorted(defaults)}")
+                                     f"valid: {sorted(set(cls.model_fields) - {'upstream'})}")
             values[name] = value
     values["profile"] = profile
-    return validate(notebook, values)
+    if cls.needs:
+        values["upstream"] = upstream or {}
+    return cls.parse(values).values()
+
+
+def needs_of(selected: list[str]) -> list[str]:
+    """``selected`` and every chapter they read, directly or not, in book order."""
+    scope, todo = set(), list(selected)
+    while todo:
+        name = todo.pop()
+        if name not in scope:
+            scope.add(name)
+            todo.extend(params_class(name).needs)
+    return [n for n in NAMES if n in scope]
+
+
+def plan(profile: str, selected: list[str], pairs: list[str] = ()) -> dict[str, dict[str, Any]]:
+    """The resolved parameters of every selected chapter and of the chapters they read (with
+    the ``--param`` overrides ``pairs``), each handed the parameters of those it reads."""
+    scope = needs_of(selected)
+    overrides = parse_overrides(list(pairs), selected, scope)
+    out: dict[str, dict[str, Any]] = {}
+    for name in scope:  # book order: a chapter comes after the chapters it reads
+        upstream = {n: out[n] for n in params_class(name).needs}
+        out[name] = resolve(profile, name, overrides.get(name), upstream)
+    return out
+
+
+def parse_overrides(pairs: list[str], selected: list[str], scope: list[str] | None = None
+                    ) -> dict[str, dict[str, Any]]:
+    """``name=value`` or ``chapter.name=value`` -> per-chapter overrides.
+
+    An unqualified name applies to every selected chapter that declares it, or, if none does,
+    to every chapter they read (``scope``) that does; a name that none declares is an error.
+    Values are read as YAML (``1e-3`` as a float).
+    """
+    scope = scope or selected
+    out: dict[str, dict[str, Any]] = {nb: {} for nb in scope}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise ParameterError(f"--param {pair!r}: expected name=value")
+        value = _parse_value(raw)
+        nb, dot, name = key.rpartition(".")
+        if dot and nb not in out:
+            raise ParameterError(f"--param {pair!r}: chapter {nb!r} is neither selected nor "
+                                 f"read by a selected one ({scope})")
+
+        def declaring(names: list[str]) -> list[str]:
+            return [n for n in names if key in params_class(n).model_fields]
+        targets = [nb] if dot else (declaring(selected) or declaring(scope))
+        if not targets:
+            raise ParameterError(f"--param {pair!r}: no selected chapter has a parameter "
+                                 f"{key!r} (selected: {selected})")
+        for t in targets:
+            out[t][name if dot else key] = value
+    return out
+
+
+def _parse_value(raw: str) -> Any:
+    value = yaml.safe_load(raw)
+    if isinstance(value, str):
+        for kind in (int, float):
+            try:
+                return kind(value)
+            except ValueError:
+                pass
+    return value

@@ -4,7 +4,8 @@
     python -m rlvr_dynamics.run --profile cpu --nb toy_dynamics --param seeds=1000
     python -m rlvr_dynamics.run --profile cpu --book-only           # rebuild pages only
 
-Every selected notebook's parameters are resolved and validated before the first one runs.
+Every selected notebook's parameters are resolved and validated before the first one runs
+(``profiles.plan``), and each chapter is handed those of the chapters it reads.
 Executed notebooks go to ``build/<profile>/book/notebooks/`` (a failed one to
 ``build/<profile>/failed/``); the book is built from them without re-executing anything.
 """
@@ -27,8 +28,9 @@ import nbformat
 import yaml
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.params import ParameterError
-from rlvr_dynamics.profiles import notebook_defaults, profile_chapters, resolve
+from rlvr_dynamics.chapters import ParameterError
+from rlvr_dynamics.profiles import plan, profile_chapters
+from rlvr_dynamics.store import stale_reused
 
 log = logging.getLogger("rlvr_dynamics.run")
 
@@ -64,41 +66,6 @@ def toc_without(missing: list[str]) -> dict[str, Any]:
         part["chapters"] = [c for c in part["chapters"] if c.get("file") not in drop]
     toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
     return toc
-
-
-def parse_overrides(pairs: list[str], selected: list[str]) -> dict[str, dict[str, Any]]:
-    """``name=value`` or ``notebook.name=value`` -> per-notebook overrides.
-
-    An unqualified name applies to every selected notebook that declares it; a name that no
-    selected notebook declares is an error. Values are read as YAML (``1e-3`` as a float).
-    """
-    out: dict[str, dict[str, Any]] = {nb: {} for nb in selected}
-    for pair in pairs:
-        key, sep, raw = pair.partition("=")
-        if not sep or not key:
-            raise ParameterError(f"--param {pair!r}: expected name=value")
-        value = _parse_value(raw)
-        nb, dot, name = key.rpartition(".")
-        targets = [nb] if dot else [n for n in selected if key in notebook_defaults(n)]
-        if dot and nb not in out:
-            raise ParameterError(f"--param {pair!r}: notebook {nb!r} is not selected")
-        if not targets:
-            raise ParameterError(f"--param {pair!r}: no selected notebook has a parameter "
-                                 f"{key!r} (selected: {selected})")
-        for t in targets:
-            out[t][name if dot else key] = value
-    return out
-
-
-def _parse_value(raw: str) -> Any:
-    value = yaml.safe_load(raw)
-    if isinstance(value, str):
-        for kind in (int, float):
-            try:
-                return kind(value)
-            except ValueError:
-                pass
-    return value
 
 
 def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
@@ -150,6 +117,10 @@ def build_book(profile: str) -> Path:
         else:
             shutil.copy2(item, target)
     (root / "_toc.yml").write_text(yaml.safe_dump(toc_without(missing), sort_keys=False))
+    # the package's source, for the pages that include the heart of a method from it
+    # (``{literalinclude} /_src/rlvr_dynamics/...``: the page and the code cannot drift)
+    shutil.copytree(REPO / "src" / "rlvr_dynamics", root / "_src" / "rlvr_dynamics",
+                    dirs_exist_ok=True, ignore=shutil.ignore_patterns("__pycache__"))
     if not (MATHJAX / "tex-mml-chtml.js").is_file():
         raise FileNotFoundError(f"MathJax not installed at {MATHJAX}: run `make install`")
     for part in MATHJAX_PARTS:  # what the tex-mml-chtml component loads, nothing more
@@ -192,16 +163,29 @@ def run_report(profile: str, root: Path) -> str:
         total += seconds
         lines.append(f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
                      f"| {seconds / 60:.1f} min |")
-        params = {k: v for k, v in meta.get("parameters", {}).items()}
-        params_md += [f"**{name}**", "", "```yaml", yaml.safe_dump(params, sort_keys=True).strip(),
-                      "```", ""]
+        params = dict(meta.get("parameters", {}))
+        reads = list(params.pop("upstream", {}))
+        params_md += [f"**{name}**" + (f" (reads the parameters of: {', '.join(reads)})"
+                                       if reads else ""), "", "```yaml",
+                      yaml.safe_dump(params, sort_keys=True).strip(), "```", ""]
     lines += [f"| **all chapters** | | **{total / 60:.1f} min** |", "",
               "A chapter's wall time covers what it computed in that execution: results that "
               "an earlier execution under the same profile left on disk (keyed by their "
-              "settings) are read back, not recomputed. The book's build itself (a minute or "
-              "two) is not included.",
-              "", "## Parameters of each chapter", "", *params_md]
+              "settings and made by the same code) are read back, not recomputed. The book's "
+              "build itself (a minute or two) is not included.", "", *_stale_md(profile),
+              "## Parameters of each chapter", "", *params_md]
     return "\n".join(lines) + "\n"
+
+
+def _stale_md(profile: str) -> list[str]:
+    """The run report's account of results of older code kept on purpose (``--reuse-stale``)."""
+    stale = stale_reused(profile)
+    if not stale:
+        return ["Every result this build read was computed by the code of this commit (the "
+                "store recomputes a result whose code changed).", ""]
+    return ["**Results computed by other code, reused on purpose (`--reuse-stale`):**", "",
+            *[f"- `{row['result']}` (made by code {row['made_by']}, current {row['current']})"
+              for row in stale], ""]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,7 +196,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--book-only", action="store_true", help="only rebuild the HTML book")
     ap.add_argument("--no-book", action="store_true", help="only execute the notebooks")
+    ap.add_argument("--reuse-stale", action="store_true",
+                    help="keep finished results that older code computed (listed in the run "
+                         "report) instead of recomputing them")
     args = ap.parse_args(argv)
+    if args.reuse_stale:
+        os.environ["RLVR_REUSE_STALE"] = "1"  # read by the store, in the kernels too
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s",
                         datefmt="%H:%M:%S")
     try:
@@ -224,9 +213,8 @@ def main(argv: list[str] | None = None) -> int:
             raise ParameterError(f"unknown notebook(s) {unknown}; the book has {chapters()}")
         if args.book_only:
             selected = []
-        overrides = parse_overrides(args.param, selected)
         # Resolve and validate everything before the first notebook starts.
-        resolved = {nb: resolve(args.profile, nb, overrides[nb]) for nb in selected}
+        resolved = plan(args.profile, selected, args.param)
     except ParameterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

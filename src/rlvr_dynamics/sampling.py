@@ -1,4 +1,5 @@
-"""One sampling interface, two backends: transformers ``generate`` (CPU default) and vLLM (GPU).
+"""One sampling interface, two backends: our own decoding loop over any transformers causal LM
+(``TransformersBackend``, the CPU default) and vLLM (GPU).
 
 A prompt is either a plain string (encoded with the tokenizer's own special tokens, plus a BOS
 token where the model was trained with one, ``add_bos``) or a list of chat messages (rendered
@@ -177,13 +178,19 @@ class TransformersBackend:
         self.stops = stop_token_ids(tokenizer, model.generation_config)
         self._logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
 
-    @torch.no_grad()
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams
                  ) -> list[list[Completion]]:
-        ids = [encode(self.tokenizer, p, self.add_bos) for p in prompts]
+        return self.generate_ids([encode(self.tokenizer, p, self.add_bos) for p in prompts],
+                                 params)
+
+    @torch.no_grad()
+    def generate_ids(self, ids: Sequence[Sequence[int]], params: SamplingParams
+                     ) -> list[list[Completion]]:
+        """``generate`` for prompts given as token ids."""
+        ids = [list(x) for x in ids]
         copies = 1 if params.greedy else params.n  # greedy samples are all the same
         rows = [i for i in range(len(ids)) for _ in range(copies)]
-        out: list[list[Completion]] = [[] for _ in prompts]
+        out: list[list[Completion]] = [[] for _ in ids]
         device = self.model.device
         generator = None if params.greedy else torch.Generator(device).manual_seed(params.seed)
         stops = set(self.stops)

@@ -23,6 +23,8 @@ import sympy as sp
 import torch
 from torch.func import functional_call
 
+from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
+
 Params = dict[str, torch.Tensor]
 """A model's parameters by name, as ``torch.func.functional_call`` takes them."""
 
@@ -384,16 +386,14 @@ def equation2_gradients(model: torch.nn.Module, params: Params, old_params: Para
     return Equation2(autograd, assembled, torch.exp(logp - logp_old).detach())
 
 
-def sample_group(model: torch.nn.Module, prompt_ids: torch.Tensor, G: int, max_len: int,
-                 seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+def sample_group(model: torch.nn.Module, tokenizer, prompt_ids: torch.Tensor, G: int,
+                 max_len: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
     """G completions (G, max_len) of one prompt sampled from the model at temperature 1 (no
-    top-k/top-p), ending at EOS or at max_len, and their ``completion_mask``."""
-    torch.manual_seed(seed)
-    cfg = model.generation_config
-    out = model.generate(prompt_ids.expand(G, -1), do_sample=True, max_new_tokens=max_len,
-                         temperature=1.0, top_k=None, top_p=None,
-                         pad_token_id=cfg.pad_token_id, eos_token_id=cfg.eos_token_id)
-    completions = out[:, prompt_ids.shape[1]:]
-    completions = torch.nn.functional.pad(completions, (0, max_len - completions.shape[1]),
-                                          value=cfg.pad_token_id)
-    return completions, completion_mask(completions, cfg.eos_token_id)
+    top-p) by the book's sampler (``sampling.TransformersBackend``), ending at a stop token or
+    at max_len and padded after it, and their ``completion_mask``."""
+    params = SamplingParams(n=G, temperature=1.0, top_p=1.0, max_tokens=max_len, seed=seed)
+    backend = TransformersBackend(model, tokenizer, progress=False)
+    rows = [list(c.token_ids) for c in backend.generate_ids([prompt_ids[0].tolist()], params)[0]]
+    pad = tokenizer.pad_token_id
+    completions = torch.tensor([r + [pad] * (max_len - len(r)) for r in rows])
+    return completions, completion_mask(completions, tokenizer.eos_token_id)

@@ -19,11 +19,9 @@ Appendix B.5), by Adam (Algorithm 1's last line) or by plain SGD (z <- z + eta g
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import logging
 import math
-import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -31,7 +29,7 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from rlvr_dynamics.progress import bar
-from rlvr_dynamics.store import config_key, read_npz, write_npz
+from rlvr_dynamics.store import Entry, config_key, read_npz, write_npz
 from rlvr_dynamics.theory import expected_group_logit_update, logit_update, softmax
 
 log = logging.getLogger(__name__)
@@ -417,11 +415,6 @@ class ExpansionGrid:
     t_field: np.ndarray
 
 
-CODE = hashlib.sha256(Path(__file__).read_bytes() + Path(
-    sys.modules[softmax.__module__].__file__).read_bytes()).hexdigest()[:12]
-"""A hash of this module and ``theory``: results cached by other code are not reused."""
-
-
 def _plain(v):
     if isinstance(v, np.ndarray):
         return v.tolist()
@@ -433,24 +426,24 @@ def _plain(v):
 def cached(result: type):
     """Give a keyword-only function returning the dataclass ``result`` a ``cache`` folder.
 
-    With ``cache=<folder>``, a result computed before with the same arguments and the same
-    code (``CODE``) is read from ``<folder>/<function>-<key>.npz``; a new one is written there
-    atomically. Without it, the function just runs.
+    With ``cache=<folder>``, a result computed before with the same arguments by the same code
+    is read from the store entry ``<folder>/<function>-<key>/`` (``store.Entry``); a new one
+    is written there. Without it, the function just runs.
     """
     def wrap(fn):
         @functools.wraps(fn)
         def inner(*, cache: Path | None = None, **kwargs):
             if cache is None:
                 return fn(**kwargs)
-            key = config_key({"code": CODE, **{k: _plain(v) for k, v in kwargs.items()
-                                               if k != "progress"}})
-            path = Path(cache) / f"{fn.__name__}-{key}.npz"
-            if path.is_file():
-                log.info("%s: reusing %s", fn.__name__, path)
-                return result(**read_npz(path))
-            log.info("%s: computing %s", fn.__name__, path)
+            key = config_key({k: _plain(v) for k, v in kwargs.items() if k != "progress"})
+            entry = Entry(Path(cache) / f"{fn.__name__}-{key}", code=__name__)
+            if entry.done:
+                log.info("%s: reusing %s", fn.__name__, entry.path)
+                return result(**read_npz(entry.path / "result.npz"))
+            log.info("%s: computing %s", fn.__name__, entry.path)
             out = fn(**kwargs)
-            write_npz(path, **asdict(out))
+            write_npz(entry.begin() / "result.npz", **asdict(out))
+            entry.finish()
             return out
         return inner
     return wrap
@@ -530,7 +523,8 @@ def negative_share(summary: Summary, window: int = 25) -> np.ndarray:
 def stages(z0, r, *, early: int = 50, late: int = 200, **kwargs) -> dict[str, np.ndarray]:
     """Per seed of one setting of ``run(z0, r, **kwargs)`` (arrays of shape (seeds,)), the two
     stages of Section 3.2 in numbers: ``exploitation``, the peak of pi(a_best sampled) (the
-    action with the highest pi0 * r, a_1 in the paper) above its start; ``exploration``,
+    action with the highest pi0 * r, a_1 in the paper) over the steps after the start, minus
+    its start (negative when it only falls); ``exploration``,
     pi(a_best) - pi(a_exploited) at the last step (a_best: highest reward, a_2); and which
     action the relative negatives are, early and late: ``early_worst``, the worst action's share
     of the negative samples in the first ``early`` steps, ``late_exploited``, the exploited
@@ -542,8 +536,9 @@ def stages(z0, r, *, early: int = 50, late: int = 200, **kwargs) -> dict[str, np
     exploited = int(np.argmax(np.where(rewards < rewards.max(), pi0 * rewards, -np.inf)))
     best, worst = int(np.argmax(rewards)), int(np.argmin(rewards))
     peak, negatives, pi = None, [], None
-    for pi, negative in run(z0, r, **kwargs):
-        peak = pi[0, :, exploited] if peak is None else np.maximum(peak, pi[0, :, exploited])
+    for step, (pi, negative) in enumerate(run(z0, r, **kwargs)):
+        if step > 0:  # the peak after the start: with no rise it is below pi0, not equal to it
+            peak = pi[0, :, exploited] if peak is None else np.maximum(peak, pi[0, :, exploited])
         if negative is not None:
             negatives.append(negative[0])
     neg = np.array(negatives)  # (steps, seeds, K)

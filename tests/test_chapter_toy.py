@@ -1,0 +1,283 @@
+"""The toy chapter's module (``chapters/toy_dynamics.py``): its tables against hand-made
+summaries, its claim checks holding and failing on synthetic seeds, and its runs against the
+simulator's own calls on a tiny setting."""
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+from rlvr_dynamics import stats, toy, verdicts  # noqa: E402
+from rlvr_dynamics.chapters import toy_dynamics as chapter  # noqa: E402
+
+TINY = dict(seeds=8, steps=40, G_sweep=[2, 4], tau_sweep=[1.0, 4.0], expansion_seeds=6,
+            expansion_steps=40, expansion_p2=[0.01, 0.05], expansion_G=[2, 3])
+
+
+@pytest.fixture(scope="module")
+def P():
+    return chapter.Params(**TINY)
+
+
+def summary(mean, negatives=None, t_expand=None, mean_field=None, seeds=4):
+    """A hand-made ``toy.Summary`` of one or more settings: mean (steps+1, S, K)."""
+    mean = np.asarray(mean, float)
+    T, S, K = mean.shape
+    r = np.array([0.5, 1.0, 0.0, 0.25][:K])
+    reward = np.repeat((mean @ r)[..., None], 3, -1)
+    return toy.Summary(mean=mean, lo=mean, hi=mean, reward=reward,
+                       examples=np.repeat(mean[:, :, None], 2, 2),
+                       negatives=np.zeros((T - 1, S, K)) if negatives is None else negatives,
+                       t_expand=np.full((S, seeds), np.inf) if t_expand is None else t_expand,
+                       mean_field=mean if mean_field is None else mean_field)
+
+
+def two_stage_mean(steps=200, peak=20, expand=True):
+    """pi over steps: a1 rises to 0.9 by ``peak`` while a2 dips and a3 collapses; then (if
+    ``expand``) a2 takes over linearly."""
+    t = np.arange(steps + 1)
+    up = np.clip(t / peak, 0, 1)
+    a1 = 0.495 + (0.9 - 0.495) * up
+    a2 = 0.01 - 0.005 * up
+    if expand:
+        down = np.clip((t - peak) / (steps - peak), 0, 1)
+        a2 = a2 + (0.9 - a2) * down
+        a1 = a1 - (a1 - 0.05) * down
+    a3 = 1 - a1 - a2
+    return np.stack([a1, a2, a3], -1)[:, None, :]
+
+
+def negatives_switching(steps=200, switch=30, K=3):
+    """Relative negatives: all a3 before ``switch``, all a1 from then on (one setting)."""
+    neg = np.zeros((steps, 1, K))
+    neg[:switch, 0, 2] = 1.0
+    neg[switch:, 0, 0] = 1.0
+    return neg
+
+
+# --- text and tables ---------------------------------------------------------------------------
+
+def test_fmt_and_show():
+    assert chapter.fmt(np.inf) == "never"
+    assert chapter.fmt(12.4) == "12" and chapter.fmt(12.6) == "13"
+    assert chapter.show([0.5, 0.5], [1.0, 0.0]) == "π0=(0.5, 0.5), r=(1.0, 0.0)"
+
+
+def test_spread_states_seeds_and_the_standard_error_bound(P):
+    text = chapter.spread(P)
+    assert f"mean over {P.seeds} seeds" in text
+    assert f"= {0.5 / P.seeds ** 0.5:.3f}" in text and "central 80% of seeds" in text
+
+
+def test_expansion_table_reads_medians_shares_and_peaks():
+    mean = np.zeros((6, 2, 3))
+    mean[:, 0] = [[0.5, 0.1, 0.4], [0.7, 0.05, 0.25], [0.6, 0.3, 0.1], [0.3, 0.6, 0.1],
+                  [0.2, 0.7, 0.1], [0.1, 0.8, 0.1]]            # a2 overtakes a1 at step 3
+    mean[:, 1] = [0.6, 0.1, 0.3]                               # never expands
+    t = np.array([[1.0, 3.0, 5.0, np.inf], [np.inf] * 4])
+    table = chapter.expansion_table(summary(mean, t_expand=t), ["first", "second"])
+    assert table.loc["first", "median over seeds"] == "4"     # median of 1, 3, 5, inf
+    assert table.loc["first", "seeds expanded"] == "75%"
+    assert table.loc["second", "median over seeds"] == "never"
+    assert table.loc["second", "seeds expanded"] == "0%"
+    assert table.loc["first", "mean trajectory"] == "3"
+    assert table.loc["second", "mean field"] == "never"
+    assert table.loc["first", "peak of mean π(a1) @ step"] == "0.700 @ 1"
+    assert table.loc["first", "mean π(a2): start → lowest"] == "0.1000 → 0.0500"
+
+
+def test_the_unsampled_action_gets_no_gradient(P):
+    # r = (0.5, 1, 0), group {a1, a3}: advantages +0.25 and -0.25, g = (1/2) sum_i A_i e_{a_i}.
+    g = chapter.unsampled_gradient(P)
+    assert g[1] == 0.0
+    np.testing.assert_allclose(g, [0.125, 0.0, -0.125], atol=1e-12)
+
+
+def test_costs_read_the_first_setting_and_clip_the_early_step():
+    steps = 20
+    mean = np.tile([0.4, 0.2, 0.4], (steps + 1, 1, 1))
+    sm = summary(mean, t_expand=np.array([[2.0, 4.0, 6.0, 8.0, np.inf]]))
+    sm.reward[:, 0, 0] = np.arange(steps + 1) / steps           # reward rises 0 -> 1
+    got = chapter.costs(sm)
+    assert got["median time to expansion"] == "6"
+    assert got["seeds expanded"] == "80%"
+    assert got[f"mean π(a1) at step {steps}"] == "0.400"       # clipped to the last step
+    assert got["final mean reward"] == "1.000" and got["mean reward, whole run"] == "0.500"
+    assert got["time to expansion, 10% / 90% of seeds"] == "2 / never"
+    table = chapter.costs_table({"Adam": sm}, {"Adam": sm})
+    assert list(table.columns) == [("Adam", "standard"), ("Adam", "negative-only")]
+
+
+# --- the claim checks ----------------------------------------------------------------------------
+
+def test_check_replicates_is_opposite_or_shows_no_effect():
+    rng = np.random.default_rng(0)
+    above = 0.2 + 0.01 * rng.standard_normal(100)
+    assert chapter.check("x", above, 0, 0.05)[1] == stats.REPLICATES
+    assert chapter.check("x", above, 0.3, 0.05)[1] == stats.OPPOSITE
+    assert chapter.check("x", above, 0.2, 0.05)[1] == stats.NO_EFFECT
+    assert chapter.check("x", rng.standard_normal(100) * 5, 0, 0.05)[1] == stats.UNDECIDED
+    assert chapter.check("x", above[:1], 0, 0.05)[1] == stats.FEW_SEEDS
+
+
+def test_check_leaves_out_seeds_without_negatives():
+    values = np.array([0.9, 0.8, np.nan, 0.85, np.nan])
+    text, v = chapter.check("share", values, 0.5, 0.05)
+    assert "over 3 seeds" in text and text.startswith("share - 0.5 = +0.350 [")
+    assert v == stats.REPLICATES
+
+
+def per_seed(n=200, exploitation=0.4, exploration=0.5, early=0.9, late=0.8, noise=0.02, seed=1):
+    rng = np.random.default_rng(seed)
+    return {k: m + noise * rng.standard_normal(n) for k, m in
+            (("exploitation", exploitation), ("exploration", exploration),
+             ("early_worst", early), ("late_exploited", late))}
+
+
+def test_claim_rows_replicate_on_two_stages(P):
+    rows = chapter.claim_rows(P, per_seed())
+    assert [r["claim"] for r in rows] == ["toy_two_stages"]
+    assert [v for _, v in rows[0]["checks"]] == [stats.REPLICATES] * 4
+    assert verdicts.combine([v for _, v in rows[0]["checks"]]) == "replicates"
+    assert f"{P.seeds} seeds, {P.steps} steps" in rows[0]["ours"]
+    assert f"first {chapter.EARLY_STEPS} steps" in rows[0]["checks"][2][0]
+
+
+def test_claim_rows_fail_without_exploration_or_the_shift(P):
+    R, O, N = stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT
+    rows = chapter.claim_rows(P, per_seed(exploration=-0.3))
+    assert [v for _, v in rows[0]["checks"]] == [R, O, R, R]
+    # A late share of a1 well above 0 but below one half: the threshold is a majority.
+    assert chapter.NEGATIVE_SHARE_MIN == 0.5
+    rows = chapter.claim_rows(P, per_seed(late=0.4, early=0.3))
+    assert [v for _, v in rows[0]["checks"]] == [R, R, O, O]
+    assert verdicts.combine([v for _, v in rows[0]["checks"]]) == "partly"
+    rows = chapter.claim_rows(P, per_seed(exploitation=-0.2, exploration=0.0, early=0.1,
+                                          late=0.1))
+    assert [v for _, v in rows[0]["checks"]] == [O, N, O, O]
+    assert verdicts.combine([v for _, v in rows[0]["checks"]]) == "does not replicate"
+
+
+def test_a_policy_that_never_exploits_has_a_negative_exploitation():
+    """The peak of pi(a1) is taken after the start: where the better a2 is already common, a1
+    loses mass from the first step, the exploitation stage reads negative, and the check can
+    fail (with step 0 included it could only read >= 0)."""
+    s = toy.stages(toy.logits([0.5, 0.45, 0.05]), [0.5, 1.0, 0.0], G=2, lr=0.1, steps=50,
+                   seeds=50, seed=0)
+    assert (s["exploitation"] < 0).mean() > 0.5
+
+
+def by_G_with(medians):
+    return {g: summary(two_stage_mean(), t_expand=np.full((1, 3), m))
+            for g, m in zip((2, 4, 8), medians)}
+
+
+def test_summary_table_holds_on_two_stages():
+    main = summary(two_stage_mean(), negatives_switching())
+    table = chapter.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3), (2e-3, -1.0)])
+    assert table["holds here"].tolist() == [True] * 5
+    assert "at step 20" in table.iloc[0]["this build"]
+    assert table.iloc[3]["this build"] == "median time to expansion G=2: 120, G=4: 80, G=8: 50"
+
+
+def test_summary_table_fails_where_the_claims_fail():
+    main = summary(two_stage_mean(expand=False), negatives_switching(switch=200))
+    table = chapter.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
+    held = table["holds here"].tolist()
+    assert held == [True, False, False, False, False]
+    # pi(a2) rising in stage 1 by more than the slack breaks the first claim.
+    mean = two_stage_mean()
+    mean[1:21, 0, 1] = 0.02
+    mean[1:21, 0, 2] = 1 - mean[1:21, 0, 0] - 0.02
+    table = chapter.summary_table(summary(mean, negatives_switching()), by_G_with([3, 2, 1]),
+                                  [(0.0, -1.0)])
+    assert table["holds here"].tolist() == [False, True, True, True, True]
+
+
+def test_extremes_have_appendix_c4_signs_along_a_mean_field(P):
+    field = toy.mean_field(toy.logits(P.pi0_four), P.rewards_four, G=P.G, lr=P.lr, tau=P.tau,
+                           optimizer=P.optimizer, steps=30)
+    ext = chapter.extremes(SimpleNamespace(mean_field=field), P.rewards_four, P.G, P.tau)
+    assert len(ext) == len(P.rewards_four)
+    for (best, worst), s, r in zip(ext, range(len(ext)), P.rewards_four):
+        Eg = toy.expected_gradient(field[:, s], np.array(r), P.G, P.tau)
+        assert best == Eg[:, np.argmax(r)].min() and worst == Eg[:, np.argmin(r)].max()
+        assert best >= 0 > worst
+    text = chapter.extremes_report(P, ext)
+    assert text.count("min over steps of E[g(a_max)]") == len(ext)
+
+
+# --- the runs, on a tiny setting ------------------------------------------------------------------
+
+def test_runs_are_the_simulators_calls(P):
+    kw = dict(lr=P.lr, tau=P.tau, optimizer=P.optimizer, steps=P.steps, seeds=P.seeds,
+              seed=P.seed, band=P.band)
+    main = chapter.main_run(P)
+    ref = toy.summarise(z0=toy.logits(P.pi0), r=P.rewards, G=P.G, **kw)
+    np.testing.assert_array_equal(main.mean, ref.mean)
+    np.testing.assert_array_equal(main.t_expand, ref.t_expand)
+    by_G = chapter.group_size_runs(P)
+    assert list(by_G) == P.G_sweep
+    np.testing.assert_array_equal(by_G[P.G].mean, main.mean)   # the same seeds
+    standard, negative = chapter.optimizer_runs(P), chapter.negative_only_runs(P)
+    assert list(standard) == ["Adam", "SGD"] and standard["Adam"].mean.shape[1] == 2
+    ref = toy.summarise(z0=toy.logits([P.pi0, P.pi0_sweep[0]]), r=P.rewards, G=P.G, **kw)
+    np.testing.assert_array_equal(standard["Adam"].mean, ref.mean)
+    ref = toy.summarise(z0=toy.logits(chapter.two_settings(P)), r=P.rewards, G=P.G,
+                        negative_only=True, **dict(kw, optimizer="sgd", lr=P.sgd_lr))
+    np.testing.assert_array_equal(negative["SGD"].mean, ref.mean)
+    assert not np.array_equal(negative["Adam"].mean, standard["Adam"].mean)
+
+
+def test_runs_are_cached(P, tmp_path):
+    first = chapter.figure1_runs(P, tmp_path)
+    assert len(list(tmp_path.iterdir())) == 2
+    again = chapter.figure1_runs(P, tmp_path)
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a.mean, b.mean)
+    assert first[0].mean.shape == (P.steps + 1, len(P.pi0_sweep), 3)
+    assert first[1].mean.shape == (P.steps + 1, len(P.reward_sweep), 3)
+
+
+def test_figures_and_tables_of_a_tiny_build(P):
+    by_pi0, by_r = chapter.figure1_runs(P)
+    fig = chapter.plot_figure1(P, by_pi0, by_r)
+    assert len(fig.axes) == len(P.pi0_sweep) + len(P.reward_sweep)
+    table = chapter.figure1_table(P, by_pi0, by_r)
+    assert len(table) == len(P.pi0_sweep) + len(P.reward_sweep)
+    main = chapter.main_run(P)
+    share = chapter.negative_shares(main)
+    assert share.shape == (P.steps, 3)
+    np.testing.assert_allclose(np.nansum(share, -1)[~np.isnan(share).all(-1)], 1)
+    assert len(chapter.plot_relative_negatives(P, main).axes) == 2
+    by_opt = chapter.optimizer_runs(P)
+    assert len(chapter.plot_optimizers(P, by_opt).axes) == 4
+    mf = chapter.mean_field_table(P, by_opt)
+    assert mf.index.names == ["optimizer", "setting"] and len(mf) == 4
+    by_tau = chapter.temperature_runs(P)
+    t = chapter.temperature_table(P, by_tau)
+    assert t["initial π_τ"].iloc[0] == str(np.round(P.pi0, 3).tolist())   # tau = 1
+    assert len(chapter.plot_figure6(P, by_tau).axes) == len(P.tau_sweep)
+    four = chapter.four_action_runs(P)
+    assert four.mean.shape[-1] == 4 and len(chapter.plot_figure7(P, four).axes) == 2
+    grids = chapter.expansion_grids(P)
+    assert set(grids) == {"standard", "negative-only"}
+    assert grids["standard"].t_seed.shape == (2, 2, P.expansion_seeds)
+    assert len(chapter.plot_phase_diagram(P, grids).axes) == 5    # four panels and a colour bar
+    g = chapter.expansion_grid_table(P, grids)
+    assert g.shape == (4 * len(P.expansion_G), len(P.expansion_p2))   # 2 rules x 2 times
+    assert g.index.names == ["update", "time to expansion of", "G"]
+    plt.close("all")
+
+
+def test_stages_feed_the_claim_rows(P):
+    per = chapter.stages(P)
+    assert set(per) == {"exploitation", "exploration", "early_worst", "late_exploited"}
+    assert all(v.shape == (P.seeds,) for v in per.values())
+    assert (per["exploitation"] >= 0).all()                    # the peak is at least the start
+    rows = chapter.claim_rows(P, per)
+    assert len(rows[0]["checks"]) == 4

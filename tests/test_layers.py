@@ -1,0 +1,37 @@
+"""The package's imports run downward only (``imports.LAYERS``), make no cycle, and sit at the
+top of their modules (inside a function only for an optional dependency, never for the
+package's own modules)."""
+from rlvr_dynamics import imports
+
+
+def test_every_module_has_a_layer():
+    for module in imports.graph():
+        imports.layer(module)
+
+
+def test_no_import_runs_upward():
+    upward = [f"{m} (layer {imports.layer(m)}) imports {t} (layer {imports.layer(t)}) at line "
+              f"{lines[0][0]}"
+              for m, edges in imports.graph().items() for t, lines in edges.items()
+              if imports.layer(t) > imports.layer(m)]
+    assert not upward, "\n".join(upward)
+
+
+def test_no_import_cycle():
+    assert imports.cycles() == []
+
+
+def test_the_package_is_imported_at_module_level_only():
+    inside = [f"{m} line {line}: {t}" for m, edges in imports.graph().items()
+              for t, lines in edges.items() for line, top in lines if not top]
+    assert not inside, "\n".join(inside)
+
+
+def test_the_checks_see_a_bad_edge(monkeypatch):
+    """The checks can fail: an upward edge and a cycle planted in the graph are found."""
+    graph = {k: dict(v) for k, v in imports.graph().items()}
+    graph["rlvr_dynamics.passk"]["rlvr_dynamics.run"] = [(1, True)]
+    graph["rlvr_dynamics.run"]["rlvr_dynamics.passk"] = [(1, True)]
+    monkeypatch.setattr(imports, "graph", lambda: graph)
+    assert any("rlvr_dynamics.run" in c for c in imports.cycles())
+    assert imports.layer("rlvr_dynamics.run") > imports.layer("rlvr_dynamics.passk")
