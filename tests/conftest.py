@@ -9,12 +9,15 @@ from rlvr_dynamics import REPO
 
 
 @pytest.fixture(scope="session")
-def smoke_book(tmp_path_factory) -> Path:
-    """Execute every notebook under the smoke profile and build the book, once per session.
+def smoke_results(tmp_path_factory) -> Path:
+    """A fresh results folder for the smoke build: nothing cached by an earlier run is reused."""
+    return tmp_path_factory.mktemp("results")
 
-    Results go to a fresh folder, so nothing cached by an earlier run is reused.
-    """
-    env = dict(os.environ, RLVR_RESULTS=str(tmp_path_factory.mktemp("results")))
+
+@pytest.fixture(scope="session")
+def smoke_book(smoke_results) -> Path:
+    """Execute every notebook under the smoke profile and build the book, once per session."""
+    env = dict(os.environ, RLVR_RESULTS=str(smoke_results))
     subprocess.run([sys.executable, "-m", "rlvr_dynamics.run", "--profile", "smoke"],
                    check=True, env=env, cwd=REPO)
     return REPO / "build" / "smoke" / "book"

@@ -5,6 +5,7 @@ import re
 import nbformat
 import pytest
 
+from rlvr_dynamics import verdicts
 from rlvr_dynamics.run import chapters
 
 pytestmark = pytest.mark.slow
@@ -54,10 +55,24 @@ def test_run_report_lists_every_chapter(smoke_book):
 def test_the_verdict_page_gives_every_claim_a_computed_verdict(smoke_book):
     """Under smoke the toy, training and reproduction chapters record their checks; the
     verdict page lists every claim of ``verdicts.claims`` with one of the verdicts."""
-    from rlvr_dynamics import verdicts
-
     page = (smoke_book / "_build" / "html" / "notebooks" / "verdict.html").read_text()
     for claim in verdicts.claims().values():
         assert claim.text.split(",")[0].replace("'", "&#39;") in page, claim.text
     measured = [v for v in verdicts.VERDICTS if v != "not measured"]
     assert sum(page.count(f">{v}<") for v in measured) >= len(verdicts.claims())
+
+
+def test_the_front_page_states_the_verdict_table(smoke_book, smoke_results, monkeypatch):
+    """Every verdict word on the front page is the verdict table's; a flipped result would be
+    caught."""
+    monkeypatch.setenv("RLVR_RESULTS", str(smoke_results))
+    table = verdicts.table("smoke")
+    page = (smoke_book / "intro.md").read_text()
+    assert verdicts.prose_mismatches(page, table) == []
+    html = (smoke_book / "_build" / "html" / "intro.html").read_text()
+    assert sum(html.count(f"<strong>{v}</strong>") for v in table["verdict"].unique()) == len(table)
+    flipped = table.copy()
+    key = flipped.index[0]
+    flipped.loc[key, "verdict"] = "opposite" if table.loc[key, "verdict"] != "opposite" \
+        else "replicates"
+    assert [m.split(":")[0] for m in verdicts.prose_mismatches(page, flipped)] == [key]

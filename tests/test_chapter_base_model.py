@@ -205,3 +205,13 @@ def test_summary_by_hand():
     assert out["token entropy"] == pytest.approx((0.3 + 1.0) / 2)
     table2 = bm.summary_table({("test", "T=1.0"): (recs, table)}, 200)
     assert table2[("test", "T=1.0")]["never solved"] == round(1 / 3, 3)
+
+
+def test_nucleus_text_counts_the_problems_whose_stepwise_path_is_cut(monkeypatch):
+    from rlvr_dynamics.tasks.base import Problem
+
+    probs = iter([np.array([0.99, 0.97, 0.5])])
+    monkeypatch.setattr(bm, "first_char_probabilities", lambda *a, **k: next(probs))
+    split = {"test": [Problem(f"p{i}", "1+2=", "3", {}) for i in range(3)]}
+    text = bm.nucleus_text(None, None, split)
+    assert "out of the nucleus on 2 of 3 problems" in text and "lowest 0.500" in text

@@ -35,3 +35,29 @@ def test_the_checks_see_a_bad_edge(monkeypatch):
     monkeypatch.setattr(imports, "graph", lambda: graph)
     assert any("rlvr_dynamics.run" in c for c in imports.cycles())
     assert imports.layer("rlvr_dynamics.run") > imports.layer("rlvr_dynamics.passk")
+
+
+OPTIONAL = {
+    ("rlvr_dynamics.sampling", "vllm"): "the GPU backend; absent on CPU machines",
+    ("rlvr_dynamics.tasks.math", "math_verify"): "imported in the grading worker process only, "
+                                                 "after its warnings are silenced",
+    ("rlvr_dynamics.tasks.math", "datasets"): "the hub loader, only where no local file is given",
+    ("rlvr_dynamics.tasks.math", "pandas"): "parquet benchmark files only",
+    ("rlvr_dynamics.tasks.choice", "datasets"): "the hub loader, only where no local file is given",
+}
+"""The imports that may sit inside a function, and why."""
+
+
+def test_function_level_imports_are_only_the_optional_ones():
+    import ast
+
+    found = set()
+    for module, path in imports.modules().items():
+        tree = ast.parse(path.read_text())
+        top = {id(n) for n in tree.body}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)) and id(node) not in top:
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) \
+                    else [node.module or ""]
+                found |= {(module, n.split(".")[0]) for n in names}
+    assert found <= set(OPTIONAL), sorted(found - set(OPTIONAL))

@@ -195,3 +195,47 @@ def test_models_evaluated_side_by_side_equal_one_by_one_and_fill_the_tables(tmp_
     assert t1.shape == (4, 3) and list(t1.columns) == [1, 2, 4]
     t4 = rp.table4(rp.entropy_long(out[1]), "paper")
     assert set(t4.columns) == {"sums-test", "sums-ood"} and len(t4) == 4
+
+
+def test_the_chapters_sentences_follow_the_numbers():
+    """The generated sentences name what the numbers say, and change when the numbers do."""
+    rows = [{"setting": "full", "benchmark": "t", "model": rp.BASE, "seed": 1, "lost": 1},
+            {"setting": "full", "benchmark": "t", "model": "GRPO", "seed": 0, "lost": 0},
+            {"setting": "full", "benchmark": "t", "model": "GRPO-N", "seed": 0, "lost": 1}]
+    assert "no algorithm loses more than chance does" in rp.shrinkage_text(pd.DataFrame(rows))
+    rows[1]["lost"] = 5
+    text = rp.shrinkage_text(pd.DataFrame(rows))
+    assert "(GRPO loses more than chance)" in text and "lose 1.0-5.0 problems" in text
+    steps = {("GRPO", 8): [10.0, 12.0], ("GRPO", 2): [15.0, 11.0],
+             ("GRPO-N", 8): [14.0, 15.0], ("GRPO-N", 2): [20.0, 25.0]}
+    text = rp.takeover_text(steps, 8)
+    assert "GRPO with G = 2 takes over later than with G = 8 in 1 of 2 seeds (by 2.0 steps" in text
+    assert "GRPO-N with G = 2 takes over later than with G = 8 in 2 of 2 seeds" in text
+    assert "at G = 8, GRPO-N takes over later than GRPO in 2 of 2 seeds" in text
+    e = pd.DataFrame([{"setting": "full", "benchmark": "t", "model": m, "seed": 0,
+                       "answer entropy": h} for m, h in (("GRPO", 0.2), ("GRPO-N", 0.1))])
+    assert "GRPO-N 0.100 not above GRPO 0.200" in rp.answer_entropy_text(e, "full")
+
+
+def test_the_verdict_page_explains_only_what_did_not_replicate():
+    from rlvr_dynamics.chapters import verdict as chapter
+
+    table = pd.DataFrame({"verdict": ["replicates", "replicates", "not measured"]},
+                         index=["large_k", "ood", "case_study"])
+    assert "nothing to explain" in chapter.hypotheses(table)
+    table.loc["ood", "verdict"] = stats.OPPOSITE
+    text = chapter.hypotheses(table)
+    assert "*Large k and out of distribution.*" in text and "case study" not in text
+
+
+def test_the_front_page_findings_follow_the_verdict_table():
+    table = pd.DataFrame({"claim": ["A claim.", "Another claim."],
+                          "verdict": ["replicates", stats.OPPOSITE], "chapter": ["toy", "-"]},
+                         index=["a", "b"])
+    text = verdicts.findings(table, "t")
+    assert "1 replicates, 1 opposite" in text
+    assert verdicts.prose_mismatches(text, table) == []
+    flipped = table.copy()
+    flipped.loc["b", "verdict"] = "replicates"
+    assert verdicts.prose_mismatches(text, flipped) == [
+        "b: the page says '— **opposite**', the table 'replicates'"]

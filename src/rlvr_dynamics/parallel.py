@@ -20,6 +20,7 @@ import warnings
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, Callable, Sequence
 
+import torch
 from tqdm.auto import tqdm
 
 log = logging.getLogger(__name__)
@@ -27,8 +28,6 @@ log = logging.getLogger(__name__)
 
 def _init_worker() -> None:
     """One torch thread per worker, and only warnings logged (the parent shows the progress)."""
-    import torch
-
     torch.set_num_threads(1)
     logging.basicConfig(level=logging.WARNING)
     # TRL calls a transformers property that warns on every run; it says nothing about ours.

@@ -25,9 +25,10 @@ from typing import Any
 
 import jupytext
 import nbformat
+import papermill
 import yaml
 
-from rlvr_dynamics import REPO
+from rlvr_dynamics import REPO, verdicts
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.profiles import plan, profile_chapters
 from rlvr_dynamics.store import stale_reused
@@ -37,6 +38,7 @@ log = logging.getLogger("rlvr_dynamics.run")
 BOOK = REPO / "book"
 MATHJAX = REPO / ".cache" / "mathjax" / "node_modules" / "mathjax" / "es5"
 MATHJAX_PARTS = ["tex-mml-chtml.js", "input", "output/chtml", "ui"]
+FINDINGS = "<!-- findings: written here from the verdict records by rlvr_dynamics.run -->"
 
 
 def chapters() -> list[str]:
@@ -70,8 +72,6 @@ def toc_without(missing: list[str]) -> dict[str, Any]:
 
 def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     """Run one notebook with papermill; return the executed copy."""
-    import papermill
-
     root = REPO / "build" / profile
     source = root / "sources" / f"{notebook}.ipynb"
     source.parent.mkdir(parents=True, exist_ok=True)
@@ -131,6 +131,9 @@ def build_book(profile: str) -> Path:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(src, dst)
     (root / "run_report.md").write_text(run_report(profile, root))
+    intro = root / "intro.md"  # the findings are written from the verdict records, not by hand
+    intro.write_text(intro.read_text().replace(
+        FINDINGS, verdicts.findings(verdicts.table(profile), profile)))
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root),
            "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
     log.info("building the book: %s", " ".join(cmd))

@@ -26,7 +26,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator
 
+import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.colors import LogNorm
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
 from rlvr_dynamics.progress import bar
 from rlvr_dynamics.store import Entry, config_key, read_npz, write_npz
@@ -570,8 +574,6 @@ def plot_policy(ax, summary: Summary, s: int, title: str = "") -> None:
 
 def legend_handles(K: int) -> list:
     """Legend entries shared by the policy panels."""
-    from matplotlib.lines import Line2D
-    from matplotlib.patches import Patch
     return ([Line2D([], [], color=ACTION_COLORS[k], lw=2, label=rf"$\pi(a_{k + 1})$")
              for k in range(K)]
             + [Line2D([], [], color="k", lw=2, label="mean over seeds"),
@@ -583,7 +585,6 @@ def legend_handles(K: int) -> list:
 def policy_panels(panels: list[tuple[Summary, int, str]], title: str, ncol: int = 2,
                   width: float = 3.7):
     """``plot_policy`` panels, one per (summary, setting, title), ``ncol`` to a row."""
-    import matplotlib.pyplot as plt
     nrow = -(-len(panels) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(width * ncol, 2.8 * nrow + 1.2),
                              squeeze=False, sharey=True, constrained_layout=True)
@@ -617,7 +618,6 @@ def plot_variants(axes, variants: dict[str, Summary], s: int, r) -> None:
 
 def plot_phase(ax, t: np.ndarray, p2, G, steps: int, title: str, norm=None):
     """Heat map of times to expansion t (nG, nP); cells that did not expand are hatched."""
-    from matplotlib.colors import LogNorm
     norm = norm or LogNorm(vmin=max(1, np.nanmin(np.where(np.isinf(t), np.nan, t))), vmax=steps)
     shown = np.ma.masked_invalid(np.where(np.isinf(t), np.nan, np.maximum(t, 1)))
     ax.set_facecolor("0.85")
@@ -633,7 +633,6 @@ def plot_phase(ax, t: np.ndarray, p2, G, steps: int, title: str, norm=None):
 
 def plot_ecdf(ax, t_seed: np.ndarray, labels: list[str], steps: int, title: str) -> None:
     """Fraction of seeds expanded by each step, one curve per row of t_seed (n, seeds)."""
-    import matplotlib.pyplot as plt
     x = np.arange(1, steps + 1)
     colors = plt.cm.viridis(np.linspace(0, 0.9, len(t_seed)))
     for t, label, c in zip(t_seed, labels, colors):

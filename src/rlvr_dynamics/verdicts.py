@@ -157,3 +157,34 @@ def table(profile: str) -> pd.DataFrame:
                     "not deciding": "; ".join(f"{what}: {v}" for what, v in r.get("also", [])),
                     "chapter": r.get("chapter", "-")})
     return pd.DataFrame(out, index=list(claims()))
+
+
+# --- the front page's findings, written from the table -----------------------------------------
+
+def findings(table: pd.DataFrame, profile: str) -> str:
+    """The front page's account of this build (markdown), generated from ``table``
+    (``verdicts.table``): how many claims got each verdict, then one line per claim."""
+    counts = table["verdict"].value_counts()
+    tally = ", ".join(f"{counts[v]} {v}" for v in VERDICTS if v in counts)
+    lines = [f"Of the paper's {len(table)} claims, this build (`{profile}` profile) reads: "
+             f"{tally}. Claim by claim (the closing chapter gives the numbers and the checks "
+             "behind each verdict):", ""]
+    lines += [f"* {row['claim']} — **{row['verdict']}**"
+              + (f" (chapter: {row['chapter']})" if row["chapter"] != "-" else "")
+              for _, row in table.iterrows()]
+    return "\n".join(lines) + "\n"
+
+
+def prose_mismatches(text: str, table: pd.DataFrame) -> list[str]:
+    """The claims of ``table`` whose verdict ``text`` (a page's text) does not state next to
+    the claim as ``findings`` writes it: empty when the prose follows the table."""
+    bad = []
+    for key, row in table.iterrows():
+        at = text.find(row["claim"])
+        if at < 0:
+            bad.append(f"{key}: claim not on the page")
+            continue
+        stated = text[at + len(row["claim"]):].split("\n", 1)[0]
+        if f"— {row['verdict']}" not in stated.replace("**", ""):
+            bad.append(f"{key}: the page says {stated.strip()!r}, the table {row['verdict']!r}")
+    return bad

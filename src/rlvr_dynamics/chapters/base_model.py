@@ -24,8 +24,8 @@ from rlvr_dynamics.chapters import ChapterParams, Int, ListOf, NonNegative, Posi
 from rlvr_dynamics.entropy import answer_entropy
 from rlvr_dynamics.evaluation import EvalSettings, LoadedModel, evaluate, token_entropy_of
 from rlvr_dynamics.passk import bootstrap_ci, ks_for, pass_at_k
-from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base_model, loss_floor,
-                                    pretrain_log)
+from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base_model,
+                                    first_char_probabilities, loss_floor, pretrain_log)
 from rlvr_dynamics.sampling import TransformersBackend
 from rlvr_dynamics.store import results_dir
 from rlvr_dynamics.tasks.sums import (Author, SumTask, corpus, direct_distribution, direct_success,
@@ -440,3 +440,18 @@ def claims(base: Base, match, sampled, P: Params) -> pd.DataFrame:
          "; ".join(f"{s}: stepwise share {t6[s]['stepwise share']:.3f}, never solved "
                    f"{t6[s]['never solved']:.0%}" for s in splits)),
     ], columns=["claim", "measured"]).set_index("claim")
+
+
+def nucleus_text(model, tokenizer, splits: dict[str, list], temperature: float = 0.6,
+                 top_p: float = 0.95) -> str:
+    """Whether the stepwise path survives the paper's evaluation setting: the base's exact
+    probability of a direct first character (``#``) at ``temperature``, per split; where it is
+    above ``top_p`` the nucleus holds ``#`` alone and the stepwise path is never sampled."""
+    parts = []
+    for split, problems in splits.items():
+        p = first_char_probabilities(model, tokenizer, [q.prompt for q in problems], temperature)
+        cut = int((p > top_p).sum())
+        parts.append(f"on {split}, P(#) at temperature {temperature:g} is {p.mean():.3f} on "
+                     f"average (lowest {p.min():.3f}), so top-p {top_p:g} leaves the stepwise "
+                     f"path out of the nucleus on {cut} of {len(p)} problems")
+    return "; ".join(parts) + "."

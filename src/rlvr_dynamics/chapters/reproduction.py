@@ -462,18 +462,116 @@ def knob_runs(T: Any, names: Sequence[str], generations: Sequence[int], profile:
             for a in names for g in generations}
 
 
-def takeover_table(T: Any, dynamics: dict[str, list[list[dict]]],
+def takeover_steps(T: Any, dynamics: dict[str, list[list[dict]]],
                    knob_dynamics: dict[str, list[list[dict]]], names: Sequence[str]
-                   ) -> pd.DataFrame:
-    """Per algorithm of ``names`` and group size (the chapter's own, then the knob's), the
-    step at which each seed's stepwise path first carries half of the rollouts."""
-    rows = {}
+                   ) -> dict[tuple[str, int], list[float]]:
+    """(algorithm label, G) -> the step at which each seed's stepwise path first carries half
+    of the rollouts (inf: never), for the chapter's own G and the knob's."""
+    out = {}
     for a in names:
         label = ALGORITHMS[a].label
         if label in dynamics:
-            rows[f"{label}, G = {T.num_generations}"] = dynamics[label]
-        rows |= {k: v for k, v in knob_dynamics.items() if k.startswith(f"{label}, G = ")}
-    return pd.DataFrame({k: [fmt_takeover(takeover_step(r), T.steps) for r in runs]
-                         for k, runs in rows.items()},
+            out[label, T.num_generations] = [takeover_step(r) for r in dynamics[label]]
+        for key, runs in knob_dynamics.items():
+            name, _, g = key.partition(", G = ")
+            if name == label:
+                out[label, int(g)] = [takeover_step(r) for r in runs]
+    return out
+
+
+def takeover_table(T: Any, steps: dict[tuple[str, int], list[float]]) -> pd.DataFrame:
+    """``takeover_steps`` as a table: one row per (algorithm, G), one column per seed."""
+    return pd.DataFrame({f"{label}, G = {g}": [fmt_takeover(t, T.steps) for t in v]
+                         for (label, g), v in steps.items()},
                         index=[f"seed {s}" for s in T.seeds]).T.rename_axis(
         "step at which the stepwise path first carries half of the rollouts")
+
+
+# --- the chapter's sentences about its results, written from the results ------------------------
+
+def _range(values: Sequence[float], fmt: str = "{:.1f}") -> str:
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else \
+        f"{fmt.format(lo)}-{fmt.format(hi)}"
+
+
+def ceiling_text(recs: dict[tuple, pd.DataFrame], benchmarks: Sequence[str], hard: set[str],
+                 n: int) -> str:
+    """Which settings let the base reach the problems beyond the direct path."""
+    parts = []
+    for bench in benchmarks:
+        support = rare_path_support(recs, bench, hard)
+        parts.append(f"on {bench}, " + ", ".join(f"{v:.0%} under the {s} setting"
+                                                for s, v in support.items()))
+    return ("Of the problems beyond the direct path, the base solves at least once in "
+            f"{n} samples: " + "; ".join(parts) + ". A setting at 0 % cannot see the rare "
+            "path at all: there, any trained model that takes it looks like an expansion.")
+
+
+def saturation_text(passk: pd.DataFrame, benchmarks: Sequence[str]) -> str:
+    """The trained models' Pass@1 against their Pass@n, per setting and benchmark."""
+    last = int(passk["k"].max())
+    trained = passk[passk["model"] != BASE]
+    means = trained.groupby(["setting", "benchmark", "model", "k"], sort=False)["pass@k"].mean()
+    parts = []
+    for setting in dict.fromkeys(trained["setting"]):
+        for bench in benchmarks:
+            p1 = means.loc[setting, bench, :, 1].tolist()
+            pn = means.loc[setting, bench, :, last].tolist()
+            parts.append(f"{bench}, {setting} setting: Pass@1 {_range(p1)} %, "
+                         f"Pass@{last} {_range(pn)} %")
+    return ("The trained models (mean over seeds, the range over algorithms): "
+            + "; ".join(parts) + ".")
+
+
+def shrinkage_text(btable: pd.DataFrame) -> str:
+    """Per setting and benchmark: how many problems the trained models lose against the base's
+    first sampling, beside what the base's second sampling loses by chance alone."""
+    sentences = []
+    for (setting, bench), g in btable.groupby(["setting", "benchmark"], sort=False):
+        floor = g[g["model"] == BASE]["lost"].max()
+        lost = g[g["model"] != BASE].groupby("model", sort=False)["lost"].mean()
+        beyond = [m for m, v in lost.items() if v > floor]
+        verdict = ("no algorithm loses more than chance does" if not beyond else
+                   f"{', '.join(beyond)} lose{'s' if len(beyond) == 1 else ''} more than chance")
+        sentences.append(f"{bench}, {setting} setting: the trained models lose "
+                         f"{_range(lost.tolist())} problems on average, the base's second "
+                         f"sampling {floor:g} ({verdict})")
+    return "; ".join(sentences) + "."
+
+
+def takeover_text(steps: dict[tuple[str, int], list[float]], G0: int) -> str:
+    """Whether each algorithm's stepwise path takes over later with smaller groups (the toy's
+    prediction), seed by seed, and how GRPO-N compares with GRPO at each group size."""
+    parts = []
+    for (label, g), v in steps.items():
+        if g == G0 or (label, G0) not in steps:
+            continue
+        base = steps[label, G0]
+        later = sum(t > b for t, b in zip(v, base))
+        gap = np.mean([t - b for t, b in zip(v, base) if np.isfinite(t) and np.isfinite(b)] or
+                      [np.nan])
+        by = "" if np.isnan(gap) else f" (by {gap:.1f} steps on average where both took over)"
+        parts.append(f"{label} with G = {g} takes over later than with G = {G0} in {later} of "
+                     f"{len(v)} seeds{by}")
+    for g in sorted({g for _, g in steps}):
+        if ("GRPO", g) in steps and ("GRPO-N", g) in steps:
+            a, b = steps["GRPO-N", g], steps["GRPO", g]
+            parts.append(f"at G = {g}, GRPO-N takes over later than GRPO in "
+                         f"{sum(x > y for x, y in zip(a, b))} of {len(a)} seeds")
+    return ("; ".join(parts) + ".") if parts else "The knob was not run under this profile."
+
+
+def answer_entropy_text(entropy: pd.DataFrame, setting: str) -> str:
+    """Whether each -N variant's answer entropy is above its counterpart's under ``setting``,
+    per benchmark (means over seeds)."""
+    part = entropy[entropy["setting"] == setting]
+    m = part.groupby(["benchmark", "model"], sort=False)["answer entropy"].mean()
+    out = []
+    for bench in dict.fromkeys(part["benchmark"]):
+        for neg, pos in (("GRPO-N", "GRPO"), ("GSPO-N", "GSPO")):
+            if (bench, neg) in m and (bench, pos) in m:
+                a, b = m[bench, neg], m[bench, pos]
+                out.append(f"{neg} {a:.3f} {'above' if a > b else 'not above'} {pos} {b:.3f} "
+                           f"({bench})")
+    return f"Answer entropy under the {setting} setting: " + "; ".join(out) + "."

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 from transformers import TrainerCallback
+from trl.models import unwrap_model_for_generation
 
 from rlvr_dynamics.entropy import completion_token_entropy
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, encode
@@ -76,8 +77,6 @@ class DynamicsCallback(TrainerCallback):
             self.evaluate(state)
 
     def evaluate(self, state) -> None:
-        from trl.models import unwrap_model_for_generation
-
         acc = self.trainer.accelerator
         shard = self.problems[acc.process_index::acc.num_processes]
         with unwrap_model_for_generation(self.trainer.model_wrapped, acc) as model:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from peft import LoraConfig
 from transformers.trainer_callback import ProgressCallback
 
 from rlvr_dynamics import registry
@@ -211,8 +212,6 @@ def lora_config(cfg: TrainConfig):
     for full fine-tuning (rank 0)."""
     if not cfg.lora_rank:
         return None
-    from peft import LoraConfig
-
     return LoraConfig(r=cfg.lora_rank, lora_alpha=2 * cfg.lora_rank, lora_dropout=0.0,
                       target_modules="all-linear", task_type="CAUSAL_LM")
 
