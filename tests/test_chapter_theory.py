@@ -5,6 +5,7 @@ import json
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import pytest
 
 from rlvr_dynamics import theory as T
@@ -211,3 +212,104 @@ def test_summary_reads_the_collected_record(P, setting, prop1, eq2, tmp_path, mo
     saved = json.loads(path.read_text())
     assert saved["parameters"] == P.values()
     assert saved["prop1"]["errors"] == prop1.record["prop1"]["errors"]
+
+
+# --- the prose written from the results --------------------------------------------------------
+
+def _mc(scale_group=1.0, slope_group=-0.5):
+    n = np.array([10, 100, 1000, 10000])
+    se = 1 / np.sqrt(n)
+    return chapter.MonteCarlo(list(n), 2, se.copy(), scale_group * n ** slope_group, se, se)
+
+
+def test_monte_carlo_text_follows_the_slopes_and_the_standard_error_lines(P):
+    good = chapter.monte_carlo_text(_mc(), P)
+    assert "-0.500 (Theorem 1) and -0.500 (the group update, G = 2)" in good
+    assert "no bias is visible down to the smallest error measured, 1.0e-02" in good
+    biased = chapter.monte_carlo_text(_mc(scale_group=3.0, slope_group=-0.3), P)
+    assert "and -0.300 (the group update" in biased
+    assert "do not follow the formulas' standard errors" in biased and "no bias" not in biased
+
+
+def _group_check(ratio_gap=0.0, z=(1.2, 2.5)):
+    table = pd.DataFrame({"G": [2, 4], "1 - 1/G": [0.5, 0.75],
+                          "‖E[U]‖ / ‖Theorem 1‖": [0.5 + ratio_gap, 0.75],
+                          "max |enumeration - closed form|": [0.0, 0.0],
+                          chapter.MC_SE: list(z)}).set_index("G")
+    return chapter.GroupCheck({2: True, 3: True}, table, 3)
+
+
+def test_group_text_reads_the_ratio_column_and_the_deviations():
+    good = chapter.group_text(_group_check())
+    assert good.startswith("The ratio column reproduces 1 − 1/G to all printed digits")
+    assert "2.50 standard errors (at G = 4; 1.20 to 2.50 over G = 2, 4)" in good
+    assert good.endswith("within the few standard errors expected of unbiased means.")
+    bad = chapter.group_text(_group_check(ratio_gap=0.1, z=(7.0, 2.5)))
+    assert "misses 1 − 1/G by up to 0.1" in bad and "(at G = 2;" in bad
+    assert bad.endswith("beyond the 5 standard errors expected of unbiased means.")
+
+
+def _prop1(power):
+    lrs = np.array([0.04, 0.02, 0.01])
+    V = 3
+    actual = np.outer(lrs, [1.0, -0.5, -0.5])
+    predicted = actual + np.outer(lrs ** power, [1.0, 0.0, 0.0])
+    K = np.array([[2.0, 0.5, 0.0], [0.5, 1.0, 0.0], [0.0, 0.0, 1.0]])
+    grad_z = np.array([1.0, 0.0, -1.0])
+    logit_change = np.outer(lrs, K @ grad_z)
+    result = T.Proposition1(lrs, np.full(V, 1 / 3), K, grad_z, actual, predicted,
+                            actual, logit_change)
+    return chapter.Prop1Check(result, lrs.tolist(), 10, ["a", "b", "c"])
+
+
+def test_proposition1_text_reads_the_halving_ratios():
+    second = chapter.proposition1_text(_prop1(2))
+    assert "falls by a factor of 4.00 (fitted slope 2.000" in second
+    assert "Δlog π itself falls by 2.00" in second and "second order, as Appendix B.3" in second
+    assert "smallest error measured is 1.0e-04, at η = 0.01" in second
+    first = chapter.proposition1_text(_prop1(1))
+    assert "falls by a factor of 2.00 (fitted slope 1.000" in first
+    assert "not second order in this build" in first
+
+
+def test_cosines_text_says_which_direction_the_logits_follow():
+    along = chapter.cosines_text(_prop1(2))
+    assert "do not move along Theorem 1's Δz but along KΔz" in along
+    check = _prop1(2)
+    check.result.logit_change[:] = check.result.grad_z * check.result.lrs[:, None]
+    follows = chapter.cosines_text(check)
+    assert "with Lemma 1's Δz" in follows and "1.00000 with Lemma 1's Δz" in follows
+    assert "follow Δz at least as closely as KΔz" in follows
+
+
+def _eq2(gaps=(1e-8, 2e-8), cos=0.5):
+    table = pd.DataFrame({"gradient": ["GRPO (Eq. 2)", "GRPO-N (B.5)"], "‖autograd‖": [1.0, 0.5],
+                          chapter.EQ2_GAP: list(gaps)}).set_index("gradient")
+    return chapter.Eq2Check(table, np.array([1.0, 0.0, 0.0, 1.0]), [2, 4, 4, 3], [0.9, 1.2], cos)
+
+
+def test_equation2_text_reads_the_gaps_and_the_cosine():
+    good = chapter.equation2_text(_eq2())
+    assert good.startswith("Both gradients agree with autograd: GRPO (Eq. 2) to 1.0e-08")
+    assert "lengths 2 to 4" in good and "different direction from the full one (cosine 0.500)" in good
+    bad = chapter.equation2_text(_eq2(gaps=(1e-3, 2e-8), cos=1.0))
+    assert bad.startswith("Both gradients do not agree") and "to 1.0e-03 of its size" in bad
+    assert "points along the full one" in bad
+
+
+def test_summary_text_is_written_from_the_record(P, setting, prop1, eq2):
+    checks = [chapter.lemma1_symbolic(P), chapter.lemma1_autograd(P), chapter.remark2(setting, P),
+              chapter.theorem1_exact(setting, P), chapter.group_check(setting, P), prop1, eq2]
+    record = chapter.collect(*checks)
+    record.update(theorem1_mc_slope=-0.5, group_mc_slope=-0.49)
+    text = chapter.summary_text(record, P)
+    assert text.count("\n* ") == 4
+    assert "**Lemma 1 and Theorem 1 hold exactly**" in text and "slopes -0.500 and -0.490" in text
+    assert f"slope {record['prop1']['slope']:.3f} in η" in text
+    record = {**record, "theorem1_mc_slope": -0.2,
+              "remark2_gainers_after_rare_positive": [1, 2],
+              "prop1": {**record["prop1"], "slope": 1.0}}
+    text = chapter.summary_text(record, P)
+    assert "**Lemma 1 and Theorem 1 do not pass every check here**" in text
+    assert f"action {P.vocab - 2} (sorted), actions 1, 2 gain probability." in text
+    assert "**Proposition 1's remainder is not second order here**" in text

@@ -281,3 +281,151 @@ def test_stages_feed_the_claim_rows(P):
     assert (per["exploitation"] >= 0).all()                    # the peak is at least the start
     rows = chapter.claim_rows(P, per)
     assert len(rows[0]["checks"]) == 4
+
+
+# --- the prose written from the results --------------------------------------------------------
+
+def settings_of(means, times, seeds=4):
+    """A summary of several settings: one (steps+1, 1, K) mean and one time to expansion each."""
+    return summary(np.concatenate(means, axis=1),
+                   t_expand=np.array([np.full(seeds, t, float) for t in times]))
+
+
+def abrupt_mean(steps=200, at=100):
+    """a1 at 0.9 until ``at``, then a2 takes over within 4 steps."""
+    pi = np.tile([0.9, 0.005, 0.095], (steps + 1, 1))
+    pi[at:at + 4] = [[0.6, 0.3, 0.1], [0.3, 0.6, 0.1], [0.1, 0.85, 0.05], [0.02, 0.95, 0.03]]
+    pi[at + 4:] = [0.02, 0.95, 0.03]
+    pi[:5, 0] = np.linspace(0.495, 0.9, 5)
+    pi[:5, 2] = 1 - pi[:5, 0] - 0.005
+    return pi[:, None, :]
+
+
+def test_figure1_text_counts_stages_and_orders_the_medians(P):
+    by_pi0 = settings_of([two_stage_mean()] * 4, [50, 100, 120, 110])
+    by_r = settings_of([two_stage_mean()] * 4, [40, 80, 150, np.inf])
+    text = chapter.figure1_text(P, by_pi0, by_r)
+    assert text.startswith("In the mean over seeds both stages appear in 8 of the 8 panels")
+    assert "falls below its start in 8 of them" in text and "or may even decrease" in text
+    assert "40 for r(a1) = 0.1, 80 for r(a1) = 0.3, 150 for r(a1) = 0.7 and never for r(a1) = 0.9; from the initial policies it is 50 from" in text
+    assert text.endswith("Expansion comes later the closer r(a1) is to r(a2) and the rarer a2 "
+                         "starts.")
+    flat = two_stage_mean(expand=False)
+    text = chapter.figure1_text(P, settings_of([flat] * 4, [np.inf] * 4),
+                                settings_of([flat] * 4, [np.inf] * 4))
+    assert text.startswith("In the mean over seeds both stages appear in 0 of the 8 panels")
+    assert text.endswith("does not order clearly with r(a1) or with a2's initial probability.")
+
+
+def test_single_runs_text_compares_switches_with_their_timing(P):
+    spread = np.array([[20.0, 60.0, 100.0, 150.0]])
+    fast = summary(abrupt_mean(), t_expand=spread)
+    by_pi0 = toy.Summary(**{**fast.__dict__, "mean": np.repeat(fast.mean, 4, 1),
+                            "examples": np.repeat(fast.examples, 4, 1),
+                            "t_expand": np.repeat(spread, 4, 0)})
+    text = chapter.single_runs_text(P, by_pi0, by_pi0)
+    assert text.startswith("Of the 16 single runs drawn, 16 switch from π(a2) < 0.1 to π(a2) > 0.9")
+    assert "in 4 to 4 steps (median 4)" in text and "from 20 (10 % of seeds) to 150 (90 %)" in text
+    assert "**Each run switches quickly, at a random time**" in text
+    slow = settings_of([two_stage_mean()] * 4, [100] * 4)
+    text = chapter.single_runs_text(P, slow, slow)
+    assert text.startswith("None of the 16 single runs drawn switches")
+
+
+def test_relative_negatives_text_sees_the_shift_or_its_absence():
+    text = chapter.relative_negatives_text(summary(two_stage_mean(), negatives_switching()))
+    assert text.startswith("In steps 0-9, 100% of the negative samples are a3; after the peak of "
+                           "π(a1) (step 20), ")
+    assert "The shift is there" in text and "a2's share never exceeds 0%" in text
+    text = chapter.relative_negatives_text(summary(two_stage_mean(),
+                                                   negatives_switching(switch=200)))
+    assert "0% are a1 and 100% are a3" in text and "does not show" in text
+
+
+def test_mean_field_text_says_whether_the_mean_field_runs_ahead(P):
+    field = np.concatenate([two_stage_mean(peak=5)] * 2, 1)
+    ahead = summary(np.concatenate([two_stage_mean()] * 2, 1), t_expand=np.full((2, 4), 150.0),
+                    mean_field=field)
+    text = chapter.mean_field_text(P, {"Adam": ahead, "SGD": ahead})
+    assert "Under Adam, from π0(a2) = 0.01 the mean field expands at step" in text
+    assert "**Under Adam the mean field expands before the average run in both settings.**" in text
+    same = settings_of([two_stage_mean()] * 2, [150, 150])
+    text = chapter.mean_field_text(P, {"Adam": same, "SGD": same})
+    assert "with gaps of up to 0.00 in probability" in text
+    assert "does not run ahead of the average run" in text
+
+
+def test_group_size_text_follows_the_medians():
+    text = chapter.group_size_text(by_G_with([120, 80, 50]))
+    assert text.startswith("Both stages are present at every G. The median time to expansion "
+                           "is 120 at G = 2, 80 at G = 4 and 50 at G = 8")
+    assert text.endswith("find a2 sooner.")
+    text = chapter.group_size_text(by_G_with([50, 80, np.inf]))
+    assert "never at G = 8" in text and text.endswith("does not bring expansion sooner.")
+
+
+def test_temperature_text_reads_expansion_and_exploitation(P):
+    flat = np.tile([0.35, 0.3, 0.35], (201, 1))[:, None, :]
+    text = chapter.temperature_text(P, settings_of([two_stage_mean(), flat], [200, 10]))
+    assert "200 at τ = 1 and 10 at τ = 4" in text and "0.405 at τ = 1 and 0.000 at τ = 4" in text
+    assert "expansion comes sooner" in text and "at τ = 4 hardly happens" in text
+    text = chapter.temperature_text(P, settings_of([flat, two_stage_mean()], [10, 200]))
+    assert "does not come sooner" in text and "does not weaken steadily" in text
+
+
+def four_mean(end_a4, steps=50):
+    starts = np.array([[0.4, 0.01, 0.3, 0.29], [0.49, 0.01, 0.49, 0.01]])
+    ends = np.array([[0.05, 0.9, 0.0, 0.05], [0.05, 0.9 - end_a4, 0.05, end_a4]])
+    w = np.linspace(0, 1, steps + 1)[:, None, None]
+    return summary((1 - w) * starts + w * ends)
+
+
+def test_four_action_text_sees_mass_kept_on_an_intermediate_action(P):
+    text = chapter.four_action_text(P, four_mean(0.3))
+    assert "with r(a4) = 0.75, the mean π(a4) goes from 0.010 to 0.300" in text
+    assert text.endswith("expansion need not reach the best action.")
+    text = chapter.four_action_text(P, four_mean(0.01))
+    assert "goes from 0.010 to 0.010" in text and text.endswith("in this build.")
+
+
+def test_negative_only_text_weighs_the_two_updates():
+    expands = summary(two_stage_mean(), t_expand=np.array([[60.0, 70.0, 80.0, 90.0]]))
+    stuck = summary(two_stage_mean(expand=False))
+    text = chapter.negative_only_text({"Adam": stuck}, {"Adam": expands})
+    assert text.startswith("**Under Adam, yes**: the median time to expansion is 75 "
+                           "with negative-only updates and never with standard ones (100% against 0% of seeds expanded")
+    text = chapter.negative_only_text({"Adam": expands}, {"Adam": stuck})
+    assert text.startswith("**Under Adam, no**")
+    assert "no run expands, and the mean π(a2) goes from 0.0100 to 0.0050 (it decays)." in text
+
+
+def grid(times):
+    t = np.array(times, float)                       # (nG, nP)
+    return toy.ExpansionGrid(np.repeat(t[..., None], 3, -1), t, np.full(t.shape, 30.0))
+
+
+def test_phase_text_reads_the_grid(P):
+    grows = {"standard": grid([[200, 50], [150, 40]]), "negative-only": grid([[60, 30], [50, 20]])}
+    text = chapter.phase_text(P, grows)
+    assert "standard update the median run expands within 40 steps in 4 of 4 cells" in text
+    assert "its median is 50 from π0(a2) = 0.05 and 200 from π0(a2) = 0.01" in text
+    assert "shortens or keeps the median in 2 of 2 comparisons" in text
+    assert text.endswith("the longer training must last to find it.")
+    flat = {"standard": grid([[np.inf, np.inf], [np.inf, np.inf]]),
+            "negative-only": grid([[60, 30], [50, 20]])}
+    text = chapter.phase_text(P, flat)
+    assert "in 0 of 4 cells (the slowest at none)" in text and "shrinkage" not in text
+
+
+def test_summary_text_lists_what_holds_and_what_does_not(P):
+    main = summary(two_stage_mean(), negatives_switching())
+    table = chapter.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3)])
+    opt = {"Adam": settings_of([two_stage_mean()] * 2, [100, 100])}
+    grids = {"standard": grid([[200, 50], [150, 40]])}
+    text = chapter.summary_text(table, opt, opt, grids)
+    assert text.startswith("- **Reproduced, in the mean over seeds**: stage 1") and "Not reproduced" not in text
+    assert "4 of 4 cells with the standard update" in text
+    main = summary(two_stage_mean(expand=False), negatives_switching(switch=200))
+    table = chapter.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
+    text = chapter.summary_text(table, opt, opt, grids)
+    assert "**Not reproduced here**: stage 2: π(a2) rises, π(a1) falls;" in text

@@ -19,8 +19,9 @@ LAYERS: dict[str, int] = {
     # 1: the paper's mathematics, metrics, tasks, models and the sampler
     "theory": 1, "passk": 1, "entropy": 1, "stats": 1, "tasks": 1, "models": 1,
     "sampling": 1, "paper_tables": 1,
-    # 2: what is built from them: the toy, the base model, the registry, the boundary, verdicts
-    "toy": 2, "pretrain": 2, "registry": 2, "boundary": 2, "verdicts": 2,
+    # 2: what is built from them: the toy, the base model, the registry, the boundary, verdicts,
+    # exact Pass@k from the completion tree
+    "toy": 2, "pretrain": 2, "registry": 2, "boundary": 2, "verdicts": 2, "exact": 2,
     # 3: the evaluation and training stacks
     "evaluation": 3, "training": 3,
     # 4: the chapters (parameters, computations, readings, figures)

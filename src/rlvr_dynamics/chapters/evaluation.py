@@ -3,8 +3,13 @@ against exact arithmetic, the grader on real benchmark files, and Tables 1, 2 an
 on the book's own models (the stack is ``rlvr_dynamics.evaluation``)."""
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
+from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
+import pandas as pd
 from pydantic import model_validator
 
 from rlvr_dynamics import registry
@@ -63,3 +68,29 @@ class Params(ChapterParams):
             folder = getattr(self, name)
             require(folder is None or Path(folder).is_dir(), f"{name}={folder!r} is not a folder")
         return self
+
+
+# --- prose written from the results ------------------------------------------------------------
+
+EXACT_TOL = 1e-12
+"""The estimator against exact rational arithmetic: rounding error only (as the tests demand)."""
+UNBIASED_Z = 4.0
+"""The mean estimate may miss 1 - (1 - p)^k by this many times its standard error's bound."""
+
+
+def estimator_text(ours: Sequence[float], exact: Sequence[Fraction], deviations: Sequence[pd.Series],
+                   draws: int) -> str:
+    """The estimator's two checks in words: its largest gap to exact arithmetic, and its mean's
+    largest gap to 1 - (1 - p)^k against the bound 0.5/sqrt(draws) on the standard error."""
+    gap = max(abs(float(o - e)) for o, e in zip(ours, exact))
+    worst = max(float(np.abs(d).max()) for d in deviations)
+    se = 0.5 / math.sqrt(draws)
+    first = (f"it matches exact rational arithmetic to rounding error (largest gap {gap:.1e} over "
+             f"{len(ours)} random (n, c, k))" if gap < EXACT_TOL else
+             f"it misses exact rational arithmetic by up to {gap:.1e} over {len(ours)} random "
+             "(n, c, k)")
+    second = (f"its mean over {draws:,} draws of c lies within {worst:.4f} of 1 − (1 − p)^k, "
+              f"{worst / se:.1f} times the bound {se:.4f} on its standard error"
+              + (", as an unbiased estimator should" if worst < UNBIASED_Z * se else
+                 ", more than an unbiased estimator allows"))
+    return f"In this build, the Pass@k estimator {first[3:]}, and {second}."

@@ -1,0 +1,140 @@
+"""Exact Pass@k from the completion tree: against a closed form, against brute-force
+enumeration, against a large sample, and bounds that contain the truth as the tolerance falls."""
+import itertools
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr_dynamics import exact
+from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
+from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, nucleus
+from rlvr_dynamics.tasks.base import Problem
+from rlvr_dynamics.tasks.sums import ALPHABET, SumTask
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+TOK = char_tokenizer(ALPHABET)
+
+
+class StartsWithDigit:
+    """A task whose answer is likely under a random model: the completion starts with a digit."""
+
+    name = "digit-first"
+
+    def extract(self, text):
+        return text[:1] if text[:1].isdigit() else None
+
+    def verify(self, text, answer):
+        return text[:1].isdigit()
+
+
+PROBLEMS = [Problem(f"p{i}", prompt, "0", {}) for i, prompt in
+            enumerate(["1+2=", "3+4+5=", "9+9+9+9="])]
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    m = tiny_qwen2(TOK, hidden=16, layers=1, seed=3).double().eval()  # float64: exact checks
+    with torch.no_grad():  # sharper logits than the initialisation: a less uniform tree
+        m.lm_head.weight.mul_(8.0)
+    return m
+
+
+def test_a_uniform_model_matches_its_closed_form():
+    """Zero embeddings: every next token is uniform over the V = 18 tokens. A completion starts
+    with a digit iff, after any run of the 2 silent special tokens, a digit comes:
+    P_L = (d / V) * sum_{j < L} (s / V)^j with d = 10 digits, s = 2 (the stop token ends it)."""
+    m = tiny_qwen2(TOK, hidden=16, layers=1)
+    with torch.no_grad():
+        m.model.embed_tokens.weight.zero_()
+    V, d, s = len(TOK), 10, 2
+    for L in (1, 2, 3):
+        tree = exact.expand(m, TOK, PROBLEMS[0], StartsWithDigit(), max_tokens=L, tol=0)
+        closed = d / V * sum((s / V) ** j for j in range(L))
+        assert tree.p_lo == pytest.approx(closed, abs=1e-12) and tree.unexpanded == 0
+        assert tree.correct + tree.wrong == pytest.approx(1.0, abs=1e-12)
+
+
+def brute_force(model, prompt_ids, task, gold, L, temperature, top_p):
+    """P(correct) by listing every token sequence of length <= L and multiplying its
+    conditional probabilities, each from its own forward pass (no tree, no batching)."""
+    V, stops, total = len(TOK), {TOK.eos_token_id}, 0.0
+
+    def step(ids):
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([prompt_ids + list(ids)])).logits[0, -1]
+        probs = torch.softmax(logits.double() / temperature, -1)
+        if top_p < 1:
+            p, index = nucleus(probs[None], top_p)
+            out = torch.zeros(V, dtype=torch.float64)
+            out[index[0]] = p[0] / p[0].sum()
+            return out
+        return probs
+
+    cache = {}
+    for length in range(1, L + 1):
+        for seq in itertools.product(range(V), repeat=length):
+            if any(t in stops for t in seq[:-1]):
+                continue  # a stop token ends the completion
+            if length < L and seq[-1] not in stops:
+                continue  # not finished yet: counted at a longer length
+            prob = 1.0
+            for i, t in enumerate(seq):
+                if seq[:i] not in cache:
+                    cache[seq[:i]] = step(seq[:i])
+                prob *= float(cache[seq[:i]][t])
+            if prob == 0:
+                continue
+            body = seq[:-1] if seq[-1] in stops else seq
+            total += prob * task.verify(TOK.decode(list(body), skip_special_tokens=True), gold)
+    return total
+
+
+@pytest.mark.parametrize("temperature,top_p", [(1.0, 1.0), (0.6, 0.95)])
+def test_the_tree_matches_brute_force_enumeration(model, temperature, top_p):
+    prompt = [TOK.bos_token_id, *TOK.convert_tokens_to_ids(list(PROBLEMS[1].prompt))]
+    for task in (StartsWithDigit(), SumTask()):
+        truth = brute_force(model, prompt, task, "12", 3, temperature, top_p)
+        tree = exact.expand(model, TOK, Problem("p", PROBLEMS[1].prompt, "12", {}), task,
+                            temperature=temperature, top_p=top_p, max_tokens=3, tol=0,
+                            batch_size=7)
+        assert tree.p_lo == pytest.approx(truth, abs=1e-10)
+
+
+def test_certified_bounds_contain_the_truth_as_the_tolerance_falls(model):
+    truth = exact.expand(model, TOK, PROBLEMS[2], StartsWithDigit(), max_tokens=5, tol=0)
+    widths = []
+    for tol in (0.3, 0.1, 0.01, 0.001):
+        tree = exact.expand(model, TOK, PROBLEMS[2], StartsWithDigit(), max_tokens=5, tol=tol)
+        assert tree.p_lo <= truth.p_lo + 1e-12 <= tree.p_hi + 2e-12
+        assert tree.p_hi - tree.p_lo <= tol + 1e-12
+        lo, hi = tree.pass_at_k([1, 16, 4096])
+        exact_k = 1 - (1 - truth.p_lo) ** np.array([1, 16, 4096])
+        assert (lo <= exact_k + 1e-12).all() and (exact_k <= hi + 1e-12).all()
+        widths.append(tree.p_hi - tree.p_lo)
+    assert widths == sorted(widths, reverse=True) and widths[-1] < widths[0]
+
+
+@pytest.mark.parametrize("temperature,top_p", [(1.0, 1.0), (0.6, 0.95)])
+def test_the_sampler_agrees_with_the_tree(model, temperature, top_p):
+    """4096 samples per problem from the book's sampler: the share of correct ones is within
+    4.5 binomial standard deviations of the exact p, for every problem (both settings)."""
+    n, task = 4096, StartsWithDigit()
+    backend = TransformersBackend(model, TOK, add_bos=True, batch_size=1024, progress=False)
+    samples = backend.generate([p.prompt for p in PROBLEMS],
+                               SamplingParams(n=n, temperature=temperature, top_p=top_p,
+                                              max_tokens=5, seed=0))
+    for problem, completions in zip(PROBLEMS, samples):
+        p = exact.expand(model, TOK, problem, task, temperature=temperature, top_p=top_p,
+                         max_tokens=5, tol=0).p_lo
+        share = np.mean([task.verify(c.text, problem.answer) for c in completions])
+        assert abs(share - p) <= 4.5 * math.sqrt(max(p * (1 - p), 1e-9) / n), (problem.id, p)
+
+
+def test_answer_entropy_of_the_full_tree(model):
+    tree = exact.expand(model, TOK, PROBLEMS[0], StartsWithDigit(), max_tokens=3, tol=0)
+    q = np.array(list(tree.answers.values()))
+    assert q.sum() == pytest.approx(1.0) and tree.answer_entropy() == pytest.approx(
+        -(q * np.log(q)).sum())
