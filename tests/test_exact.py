@@ -138,3 +138,18 @@ def test_answer_entropy_of_the_full_tree(model):
     q = np.array(list(tree.answers.values()))
     assert q.sum() == pytest.approx(1.0) and tree.answer_entropy() == pytest.approx(
         -(q * np.log(q)).sum())
+
+
+def test_stratified_sampling_below_the_frontier_is_unbiased_and_tighter(model):
+    """The tree cut at a loose tolerance, the rest sampled: the estimate lies within 4.5
+    standard errors of the exact p, and its standard error is the frontier's mass F times that
+    of plain sampling (F < 1: tighter at the same n)."""
+    task, n = StartsWithDigit(), 4096
+    for problem in PROBLEMS:
+        truth = exact.expand(model, TOK, problem, task, max_tokens=5, tol=0).p_lo
+        est = exact.stratified(model, TOK, problem, task, n=n, seed=1, max_tokens=5, tol=0.3,
+                               max_nodes=3)
+        F = est.tree.unexpanded
+        assert 0 < F < 1 and est.samples == n
+        assert abs(est.p - truth) <= 4.5 * max(est.se, 1e-6), (problem.id, est.p, truth)
+        assert est.se <= F * 0.5 / math.sqrt(n) + 1e-12
