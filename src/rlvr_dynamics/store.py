@@ -87,12 +87,20 @@ def _version(name: str) -> str:
         return "absent"
 
 
+BOOKKEEPING = ("rlvr_dynamics", "rlvr_dynamics.imports", "rlvr_dynamics.store",
+               "rlvr_dynamics.progress")
+"""Modules that decide where results are kept, how they are fingerprinted and how progress is
+shown, not what the results are: left out of every fingerprint, so that editing them does not
+recompute the book (every module imports them)."""
+
+
 @functools.cache
 def code_fingerprint(module: str) -> str:
     """A hash of the code behind ``module``'s results: its source and that of every package
-    module it imports (transitively), without docstrings or comments, and the versions of
-    ``LIBRARIES``. Editing prose leaves it unchanged; editing code changes it."""
-    parts = {m: _module_hash(m) for m in closure(module)}
+    module it imports (transitively; ``BOOKKEEPING`` left out), without docstrings or comments,
+    and the versions of ``LIBRARIES``. Editing prose leaves it unchanged; editing code changes
+    it."""
+    parts = {m: _module_hash(m) for m in closure(module) if m not in BOOKKEEPING}
     parts |= {f"lib:{name}": _version(name) for name in LIBRARIES}
     return config_key(parts)
 
