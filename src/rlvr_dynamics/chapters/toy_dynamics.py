@@ -471,8 +471,8 @@ def check(what: str, values: np.ndarray, reference: float, margin: float) -> tup
     the window) left out."""
     v = values[~np.isnan(values)]
     e = stats.one_sample(v - reference, margin)
-    return (f"{what} - {reference:g} = {e.text()} over {len(v)} seeds (> +{margin:g}?)",
-            e.verdict)
+    shift = f" - {reference:g}" if reference else ""
+    return (f"{what}{shift} = {e.text()} over {len(v)} seeds (> +{margin:g}?)", e.verdict)
 
 
 def claim_rows(P: Params, per_seed: dict[str, np.ndarray]) -> list[dict[str, Any]]:
