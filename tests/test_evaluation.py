@@ -92,6 +92,34 @@ def test_records_hold_what_the_metrics_need(tiny_dir, tmp_path):
         assert r["token_entropy"] is None or 0 <= r["token_entropy"] <= math.log(18) + 1e-6
 
 
+def test_the_exact_estimator_gives_the_same_metrics_from_probabilities(tiny_dir, tmp_path):
+    """One record per problem; every metric reads it (Pass@k beyond n included); on trees that
+    close, p and the entropies agree with a large sample's estimates; a resumed exact
+    evaluation equals an uninterrupted one; a text model is refused before anything runs."""
+    task, problems = registry.load_benchmark("sums-test")
+    problems = problems[:4]
+    model = ev.load_model(tiny_dir, "test")
+    settings = ev.EvalSettings(n=8, max_tokens=3, chunk=2, temperature=1.0, top_p=1.0,
+                               estimator="exact", tol=0.0, keep=3)
+    recs = ev.evaluate(model, task, problems, settings, tmp_path / "exact")
+    assert ev.is_exact(recs) and len(recs) == 4 and (recs["samples"] == 0).all()
+    assert (recs["p_lo"] <= recs["p"]).all() and (recs["p"] <= recs["p_hi"]).all()
+    assert all(len(t) == 3 for t in recs["top"])
+    assert ev.passk_per_problem(recs, [1, 4096]).shape == (4, 2)
+    sampled = ev.evaluate(model, task, problems, ev.EvalSettings(
+        n=2048, max_tokens=3, chunk=4, temperature=1.0, top_p=1.0), tmp_path / "sampled")
+    n, c = ev.correct_counts(sampled)
+    assert np.abs(recs["p"].to_numpy() - c / n).max() <= 4.5 * math.sqrt(0.25 / 2048)
+    assert ev.token_entropy_of(recs) == pytest.approx(ev.token_entropy_of(sampled), abs=0.02)
+    assert ev.answer_entropy_of(recs) >= ev.answer_entropy_of(sampled) - 0.05  # plug-in: low
+    again = ev.evaluate(model, task, problems, settings, tmp_path / "exact")
+    pd.testing.assert_frame_equal(again, recs)
+    with pytest.raises(ValueError, match="character-level"):
+        ev.evaluate_table(["smollm2"], ["sums-test"], settings, "test")
+    with pytest.raises(ValueError, match="estimator"):
+        ev.EvalSettings(estimator="tree")
+
+
 def hand_records() -> pd.DataFrame:
     rows = [("p1", "5", a, a == "5", 0.1 * i) for i, a in enumerate(["5", "5", "6", None])]
     rows += [("p2", "9", a, a == "9", None if a is None else 0.5) for a in [None, None, "1", "2"]]

@@ -11,7 +11,8 @@ from rlvr_dynamics import exact
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, nucleus
 from rlvr_dynamics.tasks.base import Problem
-from rlvr_dynamics.tasks.sums import ALPHABET, SumTask
+from rlvr_dynamics.entropy import completion_token_entropy
+from rlvr_dynamics.tasks.sums import ALPHABET, SumTask, trace
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 TOK = char_tokenizer(ALPHABET)
@@ -153,3 +154,91 @@ def test_stratified_sampling_below_the_frontier_is_unbiased_and_tighter(model):
         assert 0 < F < 1 and est.samples == n
         assert abs(est.p - truth) <= 4.5 * max(est.se, 1e-6), (problem.id, est.p, truth)
         assert est.se <= F * 0.5 / math.sqrt(n) + 1e-12
+
+
+def test_a_uniform_model_has_token_entropy_log_v_and_its_traces_add_up():
+    """Zero embeddings: every position's next-token distribution is uniform over V tokens, so
+    every completion's mean token entropy is log V; the trace masses are probabilities of
+    completion kinds that partition the finished mass."""
+    m = tiny_qwen2(TOK, hidden=16, layers=1)
+    with torch.no_grad():
+        m.model.embed_tokens.weight.zero_()
+    task = SumTask()
+    tree = exact.expand(m, TOK, PROBLEMS[0], task, max_tokens=3, tol=0, trace=trace)
+    assert tree.entropy / tree.finished == pytest.approx(math.log(len(TOK)), abs=1e-12)
+    paths = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong")
+    starts_with_digit = 10 / len(TOK) * sum((2 / len(TOK)) ** j for j in range(3))
+    assert sum(tree.traces.get(k, 0) for k in paths[2:]) == pytest.approx(starts_with_digit)
+    assert sum(tree.traces.get(k, 0) for k in paths) <= 1 + 1e-12
+
+
+def test_token_entropy_and_traces_match_brute_force(model):
+    """The tree's expected token entropy (each completion's mean over its positions, Appendix
+    C.5) and its trace masses against every completion of length <= 3 listed one by one, its
+    probability from the sampler's distribution and its entropies from ``entropy``'s
+    teacher-forced pass."""
+    problem = Problem("p", PROBLEMS[1].prompt, "12", {})
+    prompt = [TOK.bos_token_id, *TOK.convert_tokens_to_ids(list(problem.prompt))]
+    V, stop, L = len(TOK), TOK.eos_token_id, 3
+    seqs = [s for n in range(1, L + 1) for s in itertools.product(range(V), repeat=n)
+            if stop not in s[:-1] and (n == L or s[-1] == stop)]
+    with torch.no_grad():
+        probs = {}
+        for s in {s[:i] for s in seqs for i in range(len(s))}:
+            logits = model(input_ids=torch.tensor([prompt + list(s)])).logits[0, -1]
+            probs[s] = torch.softmax(logits.double(), -1)
+    mass = np.array([math.prod(float(probs[s[:i]][t]) for i, t in enumerate(s)) for s in seqs])
+    h = completion_token_entropy(model, [prompt] * len(seqs), [list(s) for s in seqs])
+    texts = [TOK.decode([t for t in s if t != stop], skip_special_tokens=True) for s in seqs]
+    tree = exact.expand(model, TOK, problem, SumTask(), max_tokens=L, tol=0, trace=trace,
+                        batch_size=5)
+    assert mass.sum() == pytest.approx(1.0) and tree.finished == pytest.approx(1.0)
+    assert tree.entropy == pytest.approx(float(sum(m * e.mean() for m, e in zip(mass, h))),
+                                         rel=1e-5)  # float32 teacher forcing against float64
+    for key in ("stepwise_wrong", "direct_wrong"):
+        assert tree.traces[key] == pytest.approx(
+            sum(m * trace("12", t)[key] for m, t in zip(mass, texts)), abs=1e-12)
+
+
+def test_a_node_budget_leaves_certified_bounds_and_the_heaviest_completions_listed(model):
+    full = exact.expand(model, TOK, PROBLEMS[2], StartsWithDigit(), max_tokens=5, tol=0,
+                        keep=4)
+    cut = exact.expand(model, TOK, PROBLEMS[2], StartsWithDigit(), max_tokens=5, tol=0,
+                       max_nodes=40, batch_size=8)
+    assert cut.nodes <= 40 + 8 and cut.unexpanded > 0
+    assert cut.p_lo <= full.p_lo + 1e-12 <= cut.p_hi + 2e-12
+    assert cut.finished + cut.unexpanded == pytest.approx(1.0, abs=1e-12)
+    masses = [leaf.mass for leaf in full.top]
+    assert len(masses) == 4 and masses == sorted(masses, reverse=True)
+
+
+def test_stratified_entropy_and_answers_are_close_to_the_full_tree(model):
+    """Sampled below a loose frontier: the answer masses and the token entropy within a few
+    standard errors of the full tree's (4096 samples)."""
+    task = SumTask()
+    truth = exact.expand(model, TOK, PROBLEMS[1], task, max_tokens=4, tol=0)
+    est = exact.stratified(model, TOK, PROBLEMS[1], task, n=4096, seed=2, max_tokens=4,
+                           tol=0.2, max_nodes=3)
+    assert est.samples == 4096 and sum(est.answers.values()) == pytest.approx(1.0)
+    assert est.token_entropy == pytest.approx(truth.entropy, abs=0.05)
+    assert est.answer_entropy() == pytest.approx(truth.answer_entropy(), abs=0.05)
+
+
+def test_problems_expanded_together_equal_each_expanded_alone(model):
+    """Batching the trees of several problems (rows of different prompts in one model call,
+    a small batch so that budgets and thresholds interact) changes no tree."""
+    task = SumTask()
+    problems = [Problem(p.id, p.prompt, "12", {}) for p in PROBLEMS]
+    together = exact.expand_all(model, TOK, problems, task, max_tokens=4, tol=1e-3,
+                                batch_size=16, max_nodes=60)
+    for problem, tree in zip(problems, together):
+        alone = exact.expand(model, TOK, problem, task, max_tokens=4, tol=1e-3, batch_size=16,
+                             max_nodes=60)
+        assert tree.nodes <= 60 + 16
+        assert tree.p_lo <= alone.p_hi + 1e-12 and alone.p_lo <= tree.p_hi + 1e-12
+    closed = exact.expand_all(model, TOK, problems, task, max_tokens=3, tol=0, batch_size=16)
+    for problem, tree in zip(problems, closed):
+        alone = exact.expand(model, TOK, problem, task, max_tokens=3, tol=0)
+        assert tree.p_lo == pytest.approx(alone.p_lo, abs=1e-12)
+        assert tree.entropy == pytest.approx(alone.entropy, abs=1e-9)
+        assert tree.answers.keys() == alone.answers.keys()

@@ -18,16 +18,59 @@ def recs(correct: dict[str, list[bool]], text: str = "#1") -> pd.DataFrame:
 def test_boundary_lost_and_gained_by_hand():
     base = recs({"a": [True, False], "b": [False, False], "c": [False, True]})
     model = recs({"a": [False, False], "b": [False, True], "c": [True, True]})
-    assert boundary.compare(base, model) == {"lost": ["a"], "gained": ["b"]}
+    diff = boundary.changes(base, model)
+    assert diff["lost"].to_dict() == {"a": 1, "b": 0, "c": 0}
+    assert diff["gained"].to_dict() == {"a": 0, "b": 1, "c": 0}
     assert boundary.solved_share(model) == pytest.approx(2 / 3)
     with pytest.raises(ValueError, match="different problems"):
-        boundary.compare(base, recs({"x": [True]}))
+        boundary.changes(base, recs({"x": [True]}))
+    with pytest.raises(ValueError, match="read at n=4"):
+        boundary.solved(base, 4)
     table = boundary.table({("s", "t", "Base", 0): base, ("s", "t", "Base", 1): base,
                             ("s", "t", "GRPO", 0): model}, "Base", hard={"b"})
     grpo = table[table["model"] == "GRPO"].iloc[0]
     assert (grpo["lost"], grpo["gained"], grpo["gained, hard"], grpo["lost, hard"]) == (1, 1, 1, 0)
     floor = table[table["model"] == "Base"].iloc[0]  # the base's second sampling: no change
     assert (floor["lost"], floor["gained"]) == (0, 0)
+
+
+def exact_recs(p: dict[str, float], traces: dict | None = None) -> pd.DataFrame:
+    return pd.DataFrame([{"problem": k, "p": v, "se": 0.0, "p_lo": v, "p_hi": v,
+                          "traces": traces or {}, "top": [["#1", 0.5, True], ["1;#2", 0.25, False]]}
+                         for k, v in p.items()])
+
+
+def test_the_boundary_from_probabilities_is_the_expected_count():
+    """From exact records each problem is solved in n samples with probability
+    s = 1 - (1 - p)^n; lost and gained are E[1{base solves} 1{model does not}] and the reverse
+    over independent samplings, checked against a simulation of 0/1 samplings."""
+    base, model = exact_recs({"a": 0.5, "b": 0.0, "c": 0.01}), exact_recs({"a": 0.0, "b": 0.2,
+                                                                           "c": 0.01})
+    n = 4
+    s_b, s_m = 1 - (1 - base["p"]) ** n, 1 - (1 - model["p"]) ** n
+    diff = boundary.changes(base, model, n)
+    assert diff["lost"].to_numpy() == pytest.approx((s_b * (1 - s_m)).to_numpy())
+    rng = np.random.default_rng(0)
+    draws = 20000
+    hit_b = rng.random((draws, 3, n)) < base["p"].to_numpy()[None, :, None]
+    hit_m = rng.random((draws, 3, n)) < model["p"].to_numpy()[None, :, None]
+    lost = (hit_b.any(2) & ~hit_m.any(2)).mean(0)
+    assert lost == pytest.approx(diff["lost"].to_numpy(), abs=0.02)
+    table = boundary.table({("s", "t", "Base", 0): base, ("s", "t", "Base", 1): base,
+                            ("s", "t", "GRPO", 0): model}, "Base", hard={"b"}, n=n)
+    floor = table[table["model"] == "Base"].iloc[0]  # the chance loss: sum s (1 - s)
+    assert floor["lost"] == pytest.approx(float((s_b * (1 - s_b)).sum()))
+    assert table[table["model"] == "GRPO"].iloc[0]["gained, hard"] == pytest.approx(s_m[1])
+    with pytest.raises(ValueError, match="need n"):
+        boundary.solved(base)
+
+
+def test_case_study_readings_from_probabilities():
+    r = exact_recs({"a": 0.5, "b": 0.25}, {"corrected": 0.1, "corrected_right": 0.05})
+    assert rp.bang_share(r) == {"with !": pytest.approx(0.1),
+                                "with !, of the correct": pytest.approx(0.1 / 0.75)}
+    top = rp.samples_of(r, "a", 1)
+    assert list(top.columns) == ["text", "probability", "correct"] and len(top) == 1
 
 
 def test_windowed_means_skip_unmeasured_steps():
@@ -109,7 +152,7 @@ def test_claim_checks_follow_the_seeds():
                        benchmark="t", setting="full").rename(
         columns={"pass@k": "with !, of the correct"})
     rows = {r["claim"]: r for r in rp.claim_rows(passk, entropy, bangs, ["paper", "full"],
-                                                 "paper", "t", "o", "full")}
+                                                 "paper", "t", "o", "full", 8)}
     R, O, N, U = stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT, stats.UNDECIDED
     assert [v for _, v in rows["pass1_gain"]["checks"]] == [R, R, R, U]
     assert [v for _, v in rows["large_k"]["checks"]] == [R, U, R]
@@ -119,7 +162,7 @@ def test_claim_checks_follow_the_seeds():
     # under the saturated setting: gains are opposite (none, below the margin: no effect)
     assert [v for _, v in rows["large_k"]["also"]] == [R, R, N]
     other = {r["claim"]: r for r in rp.claim_rows(passk, entropy, bangs, ["paper", "full"],
-                                                  "full", "t", "o", "full")}
+                                                  "full", "t", "o", "full", 8)}
     assert [v for _, v in other["large_k"]["checks"]] == [R, R, N]
     assert [v for _, v in other["pass1_gain"]["checks"]] == [N, N, N, N]
 
@@ -129,7 +172,7 @@ def test_the_headline_setting_is_the_one_that_reaches_the_rare_path():
         return recs({"easy": [True], "hard1": [solved_hard], "hard2": [False]})
     records = {("paper", "t", rp.BASE, 0): base(False), ("paper", "t", rp.BASE, 1): base(False),
                ("full", "t", rp.BASE, 0): base(True), ("full", "t", rp.BASE, 1): base(False)}
-    support = rp.rare_path_support(records, "t", {"hard1", "hard2"})
+    support = rp.rare_path_support(records, "t", {"hard1", "hard2"}, 1)
     assert support.to_dict() == {"paper": 0.0, "full": 0.25}
     assert rp.headline_setting(support) == "full"
 

@@ -4,10 +4,13 @@ least once in n. Against its base, a trained model *shrinks* the boundary by the
 base solves and it no longer does, and *expands* it by the problems it solves and the base does
 not.
 
-Both sets are read from samples, so a problem solved with probability p per sample falls in or
-out at random when n p is about 1. Two samplings of the same base give the noise floor: the
-problems "lost" and "gained" between them are pure chance, and a trained model's counts mean
-something only beyond that.
+From samples (``evaluation``'s sampled records) both sets are read off one draw, so a problem
+solved with probability p per sample falls in or out at random when n p is about 1; two
+samplings of the same base give the noise floor. From the model's probabilities (exact records)
+each problem is solved in n samples with probability s = 1 - (1 - p)^n, and the counts are
+their expectations over independent n-samplings of the two models: lost = sum s_base (1 - s),
+gained = sum (1 - s_base) s. On sampled records s is the observed 0 or 1, so both read the same;
+the base against itself then gives the expected chance loss sum s (1 - s), the noise floor.
 """
 from __future__ import annotations
 
@@ -16,56 +19,67 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from rlvr_dynamics import evaluation as ev
 
-def counts(recs: pd.DataFrame) -> pd.DataFrame:
-    """Per problem (in order of appearance): samples ``n`` and correct samples ``c``."""
+
+def solved(recs: pd.DataFrame, n: int | None = None) -> pd.Series:
+    """Per problem (in order of appearance), the probability that it is solved at least once
+    in ``n`` samples: the observed 0 or 1 of sampled records (``n``: None or their own sample
+    count), 1 - (1 - p)^n of exact ones (``n`` required)."""
+    problems = list(dict.fromkeys(recs["problem"]))
+    if ev.is_exact(recs):
+        if n is None:
+            raise ValueError("exact records need n, the samples the boundary is read at")
+        return pd.Series(1 - (1 - recs["p"].to_numpy(float)) ** n, index=problems)
     g = recs.groupby("problem", sort=False)["correct"]
-    return pd.DataFrame({"n": g.size(), "c": g.sum().astype(int)})
+    if n is not None and set(g.size()) != {n}:
+        raise ValueError(f"the boundary is read at n={n} but the records hold "
+                         f"{sorted(set(g.size()))} samples per problem")
+    return (g.sum() > 0).astype(float)
 
 
-def solved(recs: pd.DataFrame) -> pd.Series:
-    """Whether each problem is solved at least once in its samples (the boundary)."""
-    return counts(recs)["c"] > 0
-
-
-def compare(base: pd.DataFrame, model: pd.DataFrame) -> dict[str, list[str]]:
-    """The problems a model ``lost`` (the base solves them, it does not: shrinkage) and
-    ``gained`` (expansion) against ``base``; both evaluated on the same problems."""
-    b, m = solved(base), solved(model)
+def changes(base: pd.DataFrame, model: pd.DataFrame, n: int | None = None) -> pd.DataFrame:
+    """Per problem, the probability that the model ``lost`` it (the base solves it in n
+    samples, the model does not: shrinkage) and ``gained`` it (expansion); both evaluated on
+    the same problems."""
+    b, m = solved(base, n), solved(model, n)
     if list(b.index) != list(m.index):
         raise ValueError("the base and the model were evaluated on different problems")
-    return {"lost": list(b.index[b & ~m]), "gained": list(b.index[~b & m])}
+    return pd.DataFrame({"lost": b * (1 - m), "gained": (1 - b) * m})
 
 
-def table(recs: dict[tuple, pd.DataFrame], base: str, hard: set[str] = frozenset()
-          ) -> pd.DataFrame:
+def table(recs: dict[tuple, pd.DataFrame], base: str, hard: set[str] = frozenset(),
+          n: int | None = None) -> pd.DataFrame:
     """For every evaluation (``reproduction.evaluate_models``' keys ``(setting, benchmark,
     label, seed)``) against the base's first sampling (seed 0) of the same setting and
-    benchmark: problems solved, lost and gained, and how many of the lost and gained ones are
-    in ``hard`` (problem ids: those beyond the base's common path). The base's other samplings
-    appear as the noise floor."""
+    benchmark, at ``n`` samples: problems solved, lost and gained (counts, or their
+    expectations from exact records), and how many of the lost and gained ones are in ``hard``
+    (problem ids: those beyond the base's common path). The base's other samplings appear as
+    the noise floor."""
     rows = []
     for (setting, bench, label, seed), r in recs.items():
         if label == base and seed == 0:
             continue
-        diff = compare(recs[setting, bench, base, 0], r)
+        first = recs[setting, bench, base, 0]
+        diff = changes(first, r, n)
+        inside = diff.index.isin(list(hard))
         rows.append({"setting": setting, "benchmark": bench, "model": label, "seed": seed,
-                     "solved": int(solved(r).sum()),
-                     "base solved": int(solved(recs[setting, bench, base, 0]).sum()),
-                     "lost": len(diff["lost"]), "gained": len(diff["gained"]),
-                     "lost, hard": len(set(diff["lost"]) & hard),
-                     "gained, hard": len(set(diff["gained"]) & hard)})
+                     "solved": solved(r, n).sum(), "base solved": solved(first, n).sum(),
+                     "lost": diff["lost"].sum(), "gained": diff["gained"].sum(),
+                     "lost, hard": diff["lost"][inside].sum(),
+                     "gained, hard": diff["gained"][inside].sum()})
     return pd.DataFrame(rows)
 
 
 def per_problem(recs: dict[tuple, pd.DataFrame], setting: str, bench: str,
                 labels: Sequence[str]) -> pd.DataFrame:
-    """Problem by problem: the share of each model's samples that are correct (mean over its
-    seeds), one column per label; the rows in the order of the evaluation."""
+    """Problem by problem: each model's probability of a correct sample (the share of correct
+    samples, or p; mean over its seeds), one column per label; the rows in the order of the
+    evaluation."""
     cols = {}
     for label in labels:
-        shares = [counts(r)["c"] / counts(r)["n"] for (s, b, m, _), r in recs.items()
-                  if (s, b, m) == (setting, bench, label)]
+        shares = [pd.Series(ev.success_probability(r), index=list(dict.fromkeys(r["problem"])))
+                  for (s, b, m, _), r in recs.items() if (s, b, m) == (setting, bench, label)]
         cols[label] = pd.concat(shares, axis=1).mean(1)
     return pd.DataFrame(cols)
 
@@ -88,6 +102,6 @@ def hard_ids(problems, direct_possible) -> set[str]:
     return {p.id for p in problems if not direct_possible(p.meta["terms"])}
 
 
-def solved_share(recs: pd.DataFrame) -> float:
-    """Share of problems solved at least once."""
-    return float(np.mean(solved(recs)))
+def solved_share(recs: pd.DataFrame, n: int | None = None) -> float:
+    """Share of problems solved at least once in ``n`` samples (its expectation, exact)."""
+    return float(np.mean(solved(recs, n)))

@@ -5,12 +5,25 @@ paper's Tables 1-4.
 
 Models and benchmarks are named by the specs of ``registry``.
 
+Two estimators, chosen by ``EvalSettings.estimator``, give the same metrics:
+
+* ``"sampled"``: n samples per problem; a record is one sample: problem id, sample index,
+  extracted answer (None = NA), correct, length in tokens, finished, token entropy, text.
+  Pass@k is the unbiased estimator (Section 4.1), answer entropy the plug-in entropy of the n
+  answers (biased low where the answers have a long tail).
+* ``"exact"`` (the character-level models): each problem's completion tree expanded from the
+  model's probabilities (``exact.stratified``), with samples only below the frontier the
+  expansion could not close; a record is one problem: p (point value), its standard error and
+  certified bounds p_lo <= p <= p_hi, the answer distribution, the expected token entropy, the
+  mass of each of the task's trace statistics (``tasks.sums.trace``), the most probable
+  completions, the prefixes expanded and the samples drawn. Pass@k = 1 - (1 - p)^k for any k,
+  answer entropy the distribution's own.
+
 One evaluation (a model, a benchmark, the settings) writes one JSON file per chunk of
 problems, atomically, under ``results/<profile>/evaluation/<model>/<benchmark>-<key>/``:
 an interrupted evaluation resumes at the first missing chunk, a finished one is read back,
 and ``recompute=True`` starts afresh. Each chunk is sampled with its own seed, so a resumed
-evaluation equals an uninterrupted one. A record is one sample: problem id, sample index,
-extracted answer (None = NA), correct, length in tokens, finished, token entropy, text::
+evaluation equals an uninterrupted one::
 
     model = load_model("sums-base:steps=300", profile="smoke")
     task, problems = registry.load_benchmark("sums-test")
@@ -33,19 +46,21 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rlvr_dynamics import registry
+from rlvr_dynamics import exact, registry
 from rlvr_dynamics.entropy import answer_entropy, completion_token_entropy, mean_token_entropy
 from rlvr_dynamics.passk import bootstrap_ci, pass_at_k
 from rlvr_dynamics.progress import bar
 from rlvr_dynamics.registry import Spec, compatible, labels, parse_spec, spec_text
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, VLLMBackend, encode
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
+from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.base import Problem, Task
 from rlvr_dynamics.tasks.choice import subsample as draw
 
 log = logging.getLogger(__name__)
 
 BACKENDS = ("transformers", "vllm")
+ESTIMATORS = ("sampled", "exact")
 
 
 # --- models ---------------------------------------------------------------------------------
@@ -90,7 +105,10 @@ def load_model(spec: Spec, profile: str, backend: str = "transformers", batch_si
 class EvalSettings:
     """How a model is sampled and scored. ``chunk`` problems are generated (and saved) at a
     time; ``entropy_temperature`` is the temperature of the distribution whose token entropy
-    is measured (1: the model's own)."""
+    is measured (1: the model's own). ``estimator``: ``"sampled"`` (n samples per problem) or
+    ``"exact"`` (the completion tree expanded until at most ``tol`` of its mass is left or
+    ``max_nodes`` prefixes are expanded, then n samples below the frontier where more than
+    ``tol`` is left; the ``keep`` most probable completions listed)."""
 
     n: int = 256
     temperature: float = 0.6
@@ -99,11 +117,23 @@ class EvalSettings:
     seed: int = 0
     chunk: int = 8
     entropy_temperature: float = 1.0
+    estimator: str = "sampled"
+    tol: float = 1e-3
+    max_nodes: int = 20_000
+    keep: int = 8
 
     def __post_init__(self) -> None:
         SamplingParams(self.n, self.temperature, self.top_p, self.max_tokens, self.seed)
         if self.chunk < 1:
             raise ValueError(f"EvalSettings.chunk must be >= 1, got {self.chunk}")
+        if self.estimator not in ESTIMATORS:
+            raise ValueError(f"EvalSettings.estimator must be one of {ESTIMATORS}, "
+                             f"got {self.estimator!r}")
+        if not 0 <= self.tol <= 1:
+            raise ValueError(f"EvalSettings.tol must lie in [0, 1], got {self.tol}")
+        if self.max_nodes < 1 or self.keep < 0:
+            raise ValueError(f"EvalSettings.max_nodes must be >= 1 and keep >= 0, got "
+                             f"{self.max_nodes}, {self.keep}")
 
     def sampling(self, chunk_index: int) -> SamplingParams:
         """The sampling parameters of one chunk: its own seed, drawn from (seed, index)."""
@@ -127,7 +157,17 @@ def run_dir(profile: str, model_spec: str, benchmark_spec: str, problems: Sequen
 
 
 def evaluate_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
-                   params: SamplingParams, entropy_temperature: float = 1.0) -> list[dict]:
+                   settings: EvalSettings, chunk_index: int = 0) -> list[dict]:
+    """Evaluate one chunk of problems with the settings' estimator: one record per problem."""
+    params = settings.sampling(chunk_index)
+    if settings.estimator == "exact":
+        return [exact_record(model, task, p, settings, params.seed + j)
+                for j, p in enumerate(problems)]
+    return sampled_chunk(model, task, problems, params, settings.entropy_temperature)
+
+
+def sampled_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
+                  params: SamplingParams, entropy_temperature: float = 1.0) -> list[dict]:
     """Sample, grade and score one chunk of problems: one record per problem, holding its
     samples' extracted answer, correctness, length, finished flag, token entropy and text."""
     completions = model.backend.generate([p.prompt for p in problems], params)
@@ -142,6 +182,30 @@ def evaluate_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
          "length": c.length, "finished": c.finished,
          "token_entropy": float(e.mean()) if len(e := next(h)) else None, "text": c.text}
         for c in cs]} for p, cs in zip(problems, completions)]
+
+
+def task_trace(task: Task) -> exact.Trace | None:
+    """The per-completion statistics whose mass the exact estimator records (the sums
+    task's paths, ``tasks.sums.trace``); None for other tasks."""
+    return sums.trace if isinstance(task, sums.SumTask) else None
+
+
+def exact_record(model: LoadedModel, task: Task, problem: Problem, settings: EvalSettings,
+                 seed: int) -> dict:
+    """One problem's record under the exact estimator (``exact.stratified``)."""
+    e = exact.stratified(model.model, model.tokenizer, problem, task, n=settings.n, seed=seed,
+                         temperature=settings.temperature, top_p=settings.top_p,
+                         max_tokens=settings.max_tokens, tol=settings.tol,
+                         max_nodes=settings.max_nodes, add_bos=model.add_bos,
+                         entropy_temperature=settings.entropy_temperature,
+                         trace=task_trace(task), keep=settings.keep)
+    t = e.tree
+    return {"id": problem.id, "gold": problem.answer, "p": e.p, "se": e.se, "p_lo": t.p_lo,
+            "p_hi": t.p_hi, "answers": sorted(([a, m] for a, m in e.answers.items()),
+                                              key=lambda x: -x[1]),
+            "token_entropy": e.token_entropy, "traces": e.traces,
+            "top": [[leaf.text, leaf.mass, leaf.correct] for leaf in t.top],
+            "nodes": t.nodes, "samples": e.samples}
 
 
 def entry(out: Path) -> Entry:
@@ -171,8 +235,7 @@ def evaluate(model: LoadedModel, task: Task, problems: Sequence[Problem],
         log.info("%s on %s: %d of %d chunks on disk, %d to generate (n=%d)", model.spec,
                  task.name, len(chunks) - len(todo), len(chunks), len(todo), settings.n)
     for i in bar(todo, bool(todo), desc=f"{model.spec} | {task.name}"):
-        write_json(_chunk_path(out, i), evaluate_chunk(model, task, chunks[i], settings.sampling(i),
-                                                       settings.entropy_temperature))
+        write_json(_chunk_path(out, i), evaluate_chunk(model, task, chunks[i], settings, i))
     e.finish({"model": model.spec, "task": task.name, "problems": len(problems),
               "chunks": len(chunks), "settings": dataclasses.asdict(settings)})
     return records(out)
@@ -182,16 +245,31 @@ def _chunk_path(out: Path, i: int) -> Path:
     return out / f"chunk-{i:05d}.json"
 
 
+EXACT_COLUMNS = ["problem", "gold", "p", "se", "p_lo", "p_hi", "answers", "token_entropy",
+                 "traces", "top", "nodes", "samples"]
+SAMPLED_COLUMNS = ["problem", "gold", "sample", "answer", "correct", "length", "finished",
+                   "token_entropy", "text"]
+
+
 def records(out: Path) -> pd.DataFrame:
-    """The per-sample records of an evaluation folder, one row per sample."""
+    """The records of an evaluation folder: one row per sample (sampled estimator) or per
+    problem (exact estimator, with a column ``p``)."""
+    chunks = [read_json(path) for path in sorted(Path(out).glob("chunk-*.json"))]
+    if chunks and chunks[0] and "p" in chunks[0][0]:
+        rows = [{"problem": prob["id"], **{k: v for k, v in prob.items() if k != "id"}}
+                for chunk in chunks for prob in chunk]
+        return pd.DataFrame(rows, columns=EXACT_COLUMNS)
     rows = [{"problem": prob["id"], "gold": prob["gold"], "sample": j, **s}
-            for path in sorted(Path(out).glob("chunk-*.json"))
-            for prob in read_json(path) for j, s in enumerate(prob["samples"])]
-    return pd.DataFrame(rows, columns=["problem", "gold", "sample", "answer", "correct",
-                                       "length", "finished", "token_entropy", "text"])
+            for chunk in chunks for prob in chunk for j, s in enumerate(prob["samples"])]
+    return pd.DataFrame(rows, columns=SAMPLED_COLUMNS)
 
 
-# --- metrics from records -------------------------------------------------------------------
+def is_exact(recs: pd.DataFrame) -> bool:
+    """Whether ``recs`` come from the exact estimator (one row per problem)."""
+    return "p" in recs.columns
+
+
+# --- metrics from records (either estimator) ------------------------------------------------
 
 def _groups(recs: pd.DataFrame) -> Iterable[pd.DataFrame]:
     keys = ["repeat", "problem"] if "repeat" in recs else ["problem"]
@@ -199,26 +277,54 @@ def _groups(recs: pd.DataFrame) -> Iterable[pd.DataFrame]:
 
 
 def correct_counts(recs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """(n, c) per problem: samples and correct samples."""
+    """(n, c) per problem: samples and correct samples (sampled records)."""
+    if is_exact(recs):
+        raise ValueError("exact records have probabilities, not counts: use success_probability")
     groups = list(_groups(recs))
     return (np.array([len(g) for g in groups]), np.array([int(g["correct"].sum()) for g in groups]))
 
 
+def success_probability(recs: pd.DataFrame) -> np.ndarray:
+    """Per problem, the probability that one sample is correct: p (exact) or the share of
+    correct samples (sampled)."""
+    if is_exact(recs):
+        return recs["p"].to_numpy(float)
+    n, c = correct_counts(recs)
+    return c / n
+
+
 def passk_per_problem(recs: pd.DataFrame, ks: Sequence[int]) -> np.ndarray:
-    """Unbiased Pass@k (Section 4.1) of every problem at every k: (problems, ks)."""
+    """Pass@k of every problem at every k, (problems, ks): 1 - (1 - p)^k (exact), the unbiased
+    estimator of Section 4.1 (sampled, k <= n)."""
+    if is_exact(recs):
+        p = recs["p"].to_numpy(float)[:, None]
+        return 1 - (1 - p) ** np.asarray(ks, float)[None, :]
     n, c = correct_counts(recs)
     return pass_at_k(n, c, list(ks))
 
 
+def passk_bounds(recs: pd.DataFrame, ks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """Certified bounds of every problem's Pass@k (exact records): from p_lo and p_hi."""
+    k = np.asarray(ks, float)[None, :]
+    return (1 - (1 - recs["p_lo"].to_numpy(float)[:, None]) ** k,
+            1 - (1 - recs["p_hi"].to_numpy(float)[:, None]) ** k)
+
+
 def answer_entropy_of(recs: pd.DataFrame) -> float:
-    """AnswerEntropy (Appendix C.5) averaged over problems; NA answers count as one answer."""
+    """AnswerEntropy (Appendix C.5) averaged over problems; NA answers count as one answer
+    (exact: the entropy of each problem's answer distribution)."""
+    if is_exact(recs):
+        return float(np.mean([exact.distribution_entropy(dict(map(tuple, pairs)))
+                              for pairs in recs["answers"]]))
     return float(np.mean([answer_entropy([a if isinstance(a, str) else None for a in g["answer"]])
                           for g in _groups(recs)]))
 
 
 def token_entropy_of(recs: pd.DataFrame) -> float:
     """TokenEntropy (Appendix C.5) averaged over problems (problems whose completions are all
-    empty are left out)."""
+    empty are left out; exact: each problem's expected value)."""
+    if is_exact(recs):
+        return float(recs["token_entropy"].mean())
     per_problem = [mean_token_entropy(list(g["token_entropy"])) for g in _groups(recs)
                    if g["token_entropy"].notna().any()]
     return float(np.mean(per_problem)) if per_problem else float("nan")
@@ -241,6 +347,10 @@ def evaluate_table(models: Sequence[Spec], benchmarks: Sequence[Spec], settings:
     """
     subsample = subsample or {}
     models, benchmarks = [spec_text(m) for m in models], [spec_text(b) for b in benchmarks]
+    for m in models:
+        if settings.estimator == "exact" and registry.model_kind(m) != "char":
+            raise ValueError(f"estimator='exact' expands the completion tree, which only a "
+                             f"character-level model keeps small; {m!r} needs 'sampled'")
     loaded = {b: registry.load_benchmark(b, data_dir) for b in benchmarks}
     results: dict[tuple[str, str], pd.DataFrame] = {}
     for model_spec in models:

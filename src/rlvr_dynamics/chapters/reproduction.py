@@ -1,5 +1,7 @@
-"""The reproduction chapter (``notebooks/reproduction.md``), Section 4 at CPU scale: every model of a comparison sampled as the paper samples (n answers
-per problem on an in-distribution and an out-of-distribution split, Appendix C.2), the
+"""The reproduction chapter (``notebooks/reproduction.md``), Section 4 at CPU scale: every model
+of a comparison measured on an in-distribution and an out-of-distribution split under the
+paper's sampling setting and the full distribution (Appendix C.2), from its own probabilities
+(``exact``: Pass@k for any k, answer entropy of the whole distribution) or from n samples, the
 evaluations side by side on both cores, and the paper's tables read over training seeds.
 
 A comparison is a base model and, per algorithm, one finished run per seed. Each model is an
@@ -12,8 +14,9 @@ kept and resumed by the evaluation stack (``evaluation.evaluate_table``)::
     long = passk_long(recs, ks)                # Pass@k (%) per model and seed
     table1(long, setting)                      # Table 1's layout: mean over seeds
 
-The base is sampled ``base_repeats`` times with different sampling seeds: its repeats are the
-noise floor of every comparison between two sets of samples (``boundary``).
+The base is evaluated ``base_repeats`` times with different sampling seeds: its repeats are the
+noise floor of every comparison between two sets of samples (``boundary``; from exact records
+the floor is the expected chance loss itself).
 """
 from __future__ import annotations
 
@@ -46,26 +49,34 @@ class Setting(BaseModel):
 
 
 class Params(NeedsParams):
-    """Which models (the training chapter's runs and their base) are sampled where: ``n``
-    samples per problem on the first ``problems`` of each of ``benchmarks`` ([in-distribution,
-    out-of-distribution]) under each of ``settings``, at most ``max_tokens``; the base sampled
-    ``base_repeats`` times (the noise floor); Pass@k at ``ks``; ``workers`` evaluations side by
-    side in batches of ``batch_size`` rows. ``verdict_setting``/``case_setting``: the settings
-    the verdicts and the case study read; ``trace_window``: steps per window of the path
-    shares; ``case_samples``: samples shown; ``toy_seeds``/``toy_steps``: the toy panel; the
-    knob: GRPO and GRPO-N (``knob_algorithms``) with other group sizes
-    (``knob_generations``)."""
+    """Which models (the training chapter's runs and their base) are measured where: the first
+    ``problems`` of each of ``benchmarks`` ([in-distribution, out-of-distribution]) under each of
+    ``settings``, completions of at most ``max_tokens``; ``estimator`` "exact" (each problem's
+    completion tree expanded until ``tol`` of its mass is left or ``max_nodes`` prefixes are
+    expanded, ``frontier_samples`` samples below what is left) or "sampled" (``n`` samples per
+    problem); the boundary and the large-k claims read at ``n`` samples; Pass@k at ``ks`` (beyond
+    ``n`` only when exact); the base evaluated ``base_repeats`` times (the noise floor) and, once,
+    sampled beside the exact measurement (``check_sampled``); ``workers`` evaluations side by
+    side in batches of ``batch_size`` rows. ``case_setting``: the setting the case study reads;
+    ``trace_window``: steps per window of the path shares; ``case_samples``: completions shown;
+    ``toy_seeds``/``toy_steps``: the toy panel; the knob: GRPO and GRPO-N
+    (``knob_algorithms``) with other group sizes (``knob_generations``)."""
 
     needs = ("training", "toy_dynamics")
 
     benchmarks: ListOf(Spec, 2) = ["sums-test", "sums-ood"]
     problems: Int(1, 200) = 40
+    estimator: Text = "exact"
+    tol: Real(0, 1) = 1e-3
+    max_nodes: Int(1) = 50
+    frontier_samples: Int(1) = 4
     n: Int(1) = 256
-    ks: ListOf(Int(1)) = [1, 2, 4, 8, 16, 32, 64, 128, 256]
+    ks: ListOf(Int(1)) = [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096]
     settings: dict[str, Setting] = {"paper": {"temperature": 0.6, "top_p": 0.95},
                                     "full": {"temperature": 1.0, "top_p": 1.0}}
     max_tokens: Int(1) = 72
     base_repeats: Int(2) = 2
+    check_sampled: bool = True
     workers: Int(1) = 2
     batch_size: Int(1) = 1024
     case_setting: Text = "full"
@@ -78,10 +89,14 @@ class Params(NeedsParams):
 
     @model_validator(mode="after")
     def _cross(self):
+        require(self.estimator in ev.ESTIMATORS,
+                f"estimator must be one of {ev.ESTIMATORS}, got {self.estimator!r}")
         require(len(self.settings) >= 1, "settings must name at least one setting")
         require(self.case_setting in self.settings, f"case_setting={self.case_setting!r} must "
                                                     f"be one of the settings {list(self.settings)}")
-        require(max(self.ks) <= self.n, f"every k must be <= n={self.n}, got ks={self.ks}")
+        require(self.n in self.ks, f"ks must hold n={self.n} (the boundary's k), got {self.ks}")
+        require(self.estimator == "exact" or max(self.ks) <= self.n,
+                f"with estimator='sampled' every k must be <= n={self.n}, got ks={self.ks}")
         require(len(self.benchmarks) == 2,
                 "benchmarks must be [in-distribution, out-of-distribution]")
         for spec in self.benchmarks:
@@ -90,10 +105,16 @@ class Params(NeedsParams):
             require(name in ALGORITHMS, f"knob_algorithms has {name!r}; valid: {sorted(ALGORITHMS)}")
         return self
 
-    def eval_settings(self) -> dict[str, ev.EvalSettings]:
-        """Each named setting as the evaluation stack's settings."""
-        return {name: ev.EvalSettings(n=self.n, temperature=s.temperature, top_p=s.top_p,
-                                      max_tokens=self.max_tokens)
+    def eval_settings(self, estimator: str | None = None) -> dict[str, ev.EvalSettings]:
+        """Each named setting as the evaluation stack's settings, for ``estimator`` (default:
+        the chapter's); an exact evaluation holds all of a benchmark's problems in one chunk
+        (their trees grown together)."""
+        estimator = estimator or self.estimator
+        kind = (dict(n=self.frontier_samples, estimator="exact", tol=self.tol,
+                     max_nodes=self.max_nodes, chunk=self.problems, keep=self.case_samples)
+                if estimator == "exact" else dict(n=self.n))
+        return {name: ev.EvalSettings(temperature=s.temperature, top_p=s.top_p,
+                                      max_tokens=self.max_tokens, **kind)
                 for name, s in self.settings.items()}
 
 
@@ -239,6 +260,29 @@ def leaders(long: pd.DataFrame, setting: str, k: int) -> dict[str, pd.DataFrame]
     return {b: over_seeds(g, "pass@k", ["model"]) for b, g in part.groupby("benchmark", sort=False)}
 
 
+def agreement(exact_recs: dict[tuple, pd.DataFrame], sampled_recs: dict[tuple, pd.DataFrame],
+              ks: Sequence[int], z: float = 4.5) -> pd.DataFrame:
+    """The exact measurement beside n samples of the same model, per (setting, benchmark):
+    mean Pass@k of each at ``ks``, and the share of problems whose sampled share of correct
+    samples lies within ``z`` combined standard errors of the exact p (the exact part's: its
+    standard error, or half its certified width where the tree closed)."""
+    rows = []
+    for key, s in sampled_recs.items():
+        e = exact_recs[key]
+        p = e["p"].to_numpy(float)
+        se_e = np.where(e["se"] > 0, e["se"], (e["p_hi"] - e["p_lo"]) / 2)
+        n, c = ev.correct_counts(s)
+        share = c / n
+        se_s = np.sqrt(np.clip(share * (1 - share), 1 / n, None) / n)
+        row = {"setting": key[0], "benchmark": key[1], "model": key[2]}
+        for k, a, b in zip(ks, ev.passk_per_problem(e, ks).mean(0),
+                           ev.passk_per_problem(s, ks).mean(0)):
+            row[f"Pass@{k} exact"], row[f"Pass@{k} sampled"] = 100 * a, 100 * b
+        row[f"within {z:g} se"] = float(np.mean(np.abs(p - share) <= z * np.hypot(se_e, se_s)))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["setting", "benchmark", "model"])
+
+
 # --- the two stages inside the language model ------------------------------------------------
 
 PATHS = {"direct_right": ("direct, right", "tab:blue", "-"),
@@ -299,7 +343,15 @@ def plot_paths(dynamics: dict[str, list[list[dict]]], prefix: str, window: int, 
 
 def bang_share(recs: pd.DataFrame) -> dict[str, float]:
     """Of a model's samples: the share that holds a corrected step (``!``), and the share of
-    its correct samples that does (an erroneous step carried along by a rewarded answer)."""
+    its correct samples that does (an erroneous step carried along by a rewarded answer); from
+    exact records the probabilities themselves (the ``corrected`` traces' masses), averaged
+    over problems and weighted by each problem's p for the second."""
+    if ev.is_exact(recs):
+        bang = np.array([t.get("corrected", 0.0) for t in recs["traces"]])
+        right = np.array([t.get("corrected_right", 0.0) for t in recs["traces"]])
+        p = recs["p"].to_numpy(float)
+        return {"with !": float(bang.mean()),
+                "with !, of the correct": float(right.sum() / p.sum()) if p.sum() > 0 else np.nan}
     bang = recs["text"].str.contains("!", regex=False)
     right = recs["correct"].astype(bool)
     return {"with !": float(bang.mean()),
@@ -310,16 +362,21 @@ def case_problem(recs: dict[tuple, pd.DataFrame], setting: str, bench: str, a: s
                  hard: set[str]) -> str:
     """The problem on which models ``a`` and ``b`` (seed 0) differ most in their share of
     correct samples, preferring problems beyond the direct path (``hard``)."""
-    share = {m: boundary.counts(recs[setting, bench, m, 0]) for m in (a, b)}
-    gap = (share[a]["c"] / share[a]["n"] - share[b]["c"] / share[b]["n"]).abs()
+    share = boundary.per_problem({k: v for k, v in recs.items() if k[3] == 0}, setting, bench,
+                                 [a, b])
+    gap = (share[a] - share[b]).abs()
     gap = gap + gap.index.isin(list(hard))  # hard problems first
     return str(gap.idxmax())
 
 
 def samples_of(recs: pd.DataFrame, problem: str, count: int) -> pd.DataFrame:
-    """The first ``count`` samples of one problem: text, answer, correct."""
-    r = recs[recs["problem"] == problem].head(count)
-    return r[["text", "answer", "correct"]].reset_index(drop=True)
+    """One problem's completions: the first ``count`` samples (text, answer, correct), or from
+    exact records its ``count`` most probable completions with their probabilities."""
+    r = recs[recs["problem"] == problem]
+    if ev.is_exact(recs):
+        top = r["top"].iloc[0][:count]
+        return pd.DataFrame([{"text": t, "probability": m, "correct": c} for t, m, c in top])
+    return r.head(count)[["text", "answer", "correct"]].reset_index(drop=True)
 
 
 # --- the paper's claims, checked over seeds ------------------------------------------------
@@ -339,15 +396,16 @@ CASE_MARGIN = 1.0
 that counts (points)."""
 
 
-def rare_path_support(recs: dict[tuple, pd.DataFrame], bench: str, hard: set[str]
+def rare_path_support(recs: dict[tuple, pd.DataFrame], bench: str, hard: set[str], n: int
                       ) -> pd.Series:
     """Per setting, the share of ``bench``'s problems beyond the direct path (``hard``) that the
-    base solves at least once (mean over its samplings): 0 when the setting's nucleus cuts the
-    rare path off, so that no sample of the base can reach them."""
+    base solves at least once in ``n`` samples (mean over its evaluations; its expectation from
+    exact records): 0 when the setting's nucleus cuts the rare path off, so that no sample of
+    the base can reach them."""
     out = {}
     for (setting, b, label, _), r in recs.items():
         if b == bench and label == BASE:
-            solved = boundary.solved(r)
+            solved = boundary.solved(r, n)
             out.setdefault(setting, []).append(solved[solved.index.isin(list(hard))].mean())
     return pd.Series({s: float(np.mean(v)) for s, v in out.items()}, name="rare-path support")
 
@@ -383,9 +441,9 @@ def _ours(v: dict[str, np.ndarray], fmt: str = "{:.1f}") -> str:
 
 
 def setting_checks(passk: pd.DataFrame, entropy: pd.DataFrame, setting: str, test: str,
-                   ood: str) -> dict[str, tuple[str, list[tuple[str, str]]]]:
-    """claim -> (our values, its checks) for the Pass@k and entropy claims under ``setting``."""
-    last = int(passk["k"].max())
+                   ood: str, last: int) -> dict[str, tuple[str, list[tuple[str, str]]]]:
+    """claim -> (our values, its checks) for the Pass@k and entropy claims under ``setting``,
+    the large-k claims at k = ``last``."""
     p1 = _values(passk, "pass@k", setting=setting, benchmark=test, k=1)
     pk = _values(passk, "pass@k", setting=setting, benchmark=test, k=last)
     po = _values(passk, "pass@k", setting=setting, benchmark=ood, k=last)
@@ -410,13 +468,14 @@ def setting_checks(passk: pd.DataFrame, entropy: pd.DataFrame, setting: str, tes
 
 
 def claim_rows(passk: pd.DataFrame, entropy: pd.DataFrame, bangs: pd.DataFrame,
-               settings: Sequence[str], headline: str, test: str, ood: str, bang_setting: str
-               ) -> list[dict]:
+               settings: Sequence[str], headline: str, test: str, ood: str, bang_setting: str,
+               last: int) -> list[dict]:
     """The rows this chapter records for ``verdicts``: the Pass@k and entropy claims scored
-    under every setting, the verdict taken under ``headline`` (the others shown beside it as
-    ``also``), and the case study's corrected steps under ``bang_setting``. Values: mean ± sd
-    over seeds (the base's samplings count as its seeds)."""
-    scored = {s: setting_checks(passk, entropy, s, test, ood) for s in settings}
+    under every setting (the large-k ones at k = ``last``), the verdict taken under
+    ``headline`` (the others shown beside it as ``also``), and the case study's corrected steps
+    under ``bang_setting``. Values: mean ± sd over seeds (the base's evaluations count as its
+    seeds)."""
+    scored = {s: setting_checks(passk, entropy, s, test, ood, last) for s in settings}
     rows = []
     for claim, (ours, checks) in scored[headline].items():
         if checks:
@@ -489,6 +548,10 @@ def takeover_table(T: Any, steps: dict[tuple[str, int], list[float]]) -> pd.Data
 
 # --- the chapter's sentences about its results, written from the results ------------------------
 
+def _exact(recs: dict[tuple, pd.DataFrame]) -> bool:
+    return all(ev.is_exact(r) for r in recs.values())
+
+
 def _range(values: Sequence[float], fmt: str = "{:.1f}") -> str:
     lo, hi = min(values), max(values)
     return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else \
@@ -500,17 +563,16 @@ def ceiling_text(recs: dict[tuple, pd.DataFrame], benchmarks: Sequence[str], har
     """Which settings let the base reach the problems beyond the direct path."""
     parts = []
     for bench in benchmarks:
-        support = rare_path_support(recs, bench, hard)
+        support = rare_path_support(recs, bench, hard, n)
         parts.append(f"on {bench}, " + ", ".join(f"{v:.0%} under the {s} setting"
                                                 for s, v in support.items()))
     return ("Of the problems beyond the direct path, the base solves at least once in "
-            f"{n} samples: " + "; ".join(parts) + ". A setting at 0 % cannot see the rare "
+            f"{n} samples{' (in expectation)' if _exact(recs) else ''}: " + "; ".join(parts) + ". A setting at 0 % cannot see the rare "
             "path at all: there, any trained model that takes it looks like an expansion.")
 
 
-def saturation_text(passk: pd.DataFrame, benchmarks: Sequence[str]) -> str:
-    """The trained models' Pass@1 against their Pass@n, per setting and benchmark."""
-    last = int(passk["k"].max())
+def saturation_text(passk: pd.DataFrame, benchmarks: Sequence[str], last: int) -> str:
+    """The trained models' Pass@1 against their Pass@``last``, per setting and benchmark."""
     trained = passk[passk["model"] != BASE]
     means = trained.groupby(["setting", "benchmark", "model", "k"], sort=False)["pass@k"].mean()
     parts = []
@@ -526,17 +588,18 @@ def saturation_text(passk: pd.DataFrame, benchmarks: Sequence[str]) -> str:
 
 def shrinkage_text(btable: pd.DataFrame) -> str:
     """Per setting and benchmark: how many problems the trained models lose against the base's
-    first sampling, beside what the base's second sampling loses by chance alone."""
+    first evaluation, beside what the base's second evaluation loses by chance alone (counts
+    or, from exact records, expectations; compared at the 0.1 they are printed to)."""
     sentences = []
     for (setting, bench), g in btable.groupby(["setting", "benchmark"], sort=False):
         floor = g[g["model"] == BASE]["lost"].max()
         lost = g[g["model"] != BASE].groupby("model", sort=False)["lost"].mean()
-        beyond = [m for m, v in lost.items() if v > floor]
+        beyond = [m for m, v in lost.items() if round(v, 1) > round(floor, 1)]
         verdict = ("no algorithm loses more than chance does" if not beyond else
                    f"{', '.join(beyond)} lose{'s' if len(beyond) == 1 else ''} more than chance")
         sentences.append(f"{bench}, {setting} setting: the trained models lose "
                          f"{_range(lost.tolist())} problems on average, the base's second "
-                         f"sampling {floor:g} ({verdict})")
+                         f"evaluation {floor:.1f} ({verdict})")
     return "; ".join(sentences) + "."
 
 
