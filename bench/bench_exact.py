@@ -16,6 +16,11 @@ lies within 4.5 combined standard errors of the exact p (4.5: a few failures in 
 problems by chance)::
 
     python bench/bench_exact.py [--profile cpu] [--problems 40] [--model PATH]
+                                [--check-n 4096 --check-problems 10]
+
+``--check-n``: afterwards, the exact p (trees to ``--tol``, no node limit below 20,000, then
+``--below`` samples) against ``--check-n`` samples on the first ``--check-problems`` problems of
+each split, both settings: the share of problems inside 4.5 combined standard errors.
 
 The model is the base of ``--profile``'s base-model chapter (trained first if it is not on
 disk: minutes under smoke, about half an hour under cpu), or ``--model``, a saved tiny model."""
@@ -46,6 +51,8 @@ def main() -> None:
     ap.add_argument("--below", type=int, nargs="+", default=[4, 16])
     ap.add_argument("--max-tokens", type=int, default=72)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--check-n", type=int, default=0)
+    ap.add_argument("--check-problems", type=int, default=10)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     cfg = base_model.Params.parse(plan(args.profile, ["base_model"])["base_model"]).config()
@@ -93,6 +100,27 @@ def main() -> None:
         print(f"both settings, exact with {g[0]} prefixes + {g[1]} below: {totals[g]:.1f} s "
               f"against sampled {totals['sampled']:.1f} s: ratio "
               f"{totals[g] / totals['sampled']:.3f} (target: at most 0.1)")
+    if args.check_n:
+        check(loaded, task, args)
+
+
+def check(loaded, task, args) -> None:
+    """The exact p against a large sample (``--check-n``) on a few problems of each split."""
+    problems = [p for split in ("test", "ood") for p in task.problems(split)[:args.check_problems]]
+    for name, (T, top_p) in SETTINGS.items():
+        common = dict(temperature=T, top_p=top_p, max_tokens=args.max_tokens,
+                      chunk=len(problems))
+        recs = ev.evaluate_chunk(loaded, task, problems, ev.EvalSettings(
+            n=max(args.below), estimator="exact", tol=args.tol, max_nodes=20_000, **common))
+        big = ev.evaluate_chunk(loaded, task, problems, ev.EvalSettings(n=args.check_n, **common))
+        p = np.array([r["p"] for r in recs])
+        se = np.array([r["se"] if r["se"] > 0 else (r["p_hi"] - r["p_lo"]) / 2 for r in recs])
+        share = np.array([np.mean([s["correct"] for s in r["samples"]]) for r in big])
+        se_s = np.sqrt(np.clip(share * (1 - share), 1 / args.check_n, None) / args.check_n)
+        z = np.abs(p - share) / np.hypot(se, se_s)
+        print(f"check, {name}: exact p against {args.check_n} samples on {len(problems)} "
+              f"problems: inside 4.5 se on {np.mean(z <= 4.5):.0%} (largest |z| {z.max():.2f}); "
+              f"exact p from {min(r['p'] for r in recs):.4f} to {max(r['p'] for r in recs):.4f}")
 
 
 if __name__ == "__main__":
