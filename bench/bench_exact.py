@@ -93,8 +93,9 @@ def main() -> None:
                                                                   se_s))
             print(f"    exact, {max_nodes} prefixes + {below} below: {t:6.1f} s, ratio "
                   f"to sampled {t / t_sampled:.3f}; trees closed to {args.tol:g}: {closed:.0%};"
-                  f" standard error median {np.median(se):.1e}, max {se.max():.1e} (sampled's "
-                  f"/ exact's, median {np.median(se_s) / max(np.median(se), 1e-12):.0f}x); "
+                  f" standard error median {np.median(se):.1e}, max {se.max():.1e}"
+                  + (f" (sampled's / exact's, median {np.median(se_s) / np.median(se):.0f}x); "
+                     if np.median(se) > 0 else "; ") +
                   f"sampled share within 4.5 se of p on {agree:.0%} of problems")
     for g in grid:
         print(f"both settings, exact with {g[0]} prefixes + {g[1]} below: {totals[g]:.1f} s "
