@@ -12,7 +12,7 @@ Two estimators, chosen by ``EvalSettings.estimator``, give the same metrics:
   Pass@k is the unbiased estimator (Section 4.1), answer entropy the plug-in entropy of the n
   answers (biased low where the answers have a long tail).
 * ``"exact"`` (the character-level models): each problem's completion tree expanded from the
-  model's probabilities (``exact.stratified``), with samples only below the frontier the
+  model's probabilities (``exact.stratified_all``), with samples only below the frontier the
   expansion could not close; a record is one problem: p (point value), its standard error and
   certified bounds p_lo <= p <= p_hi, the answer distribution, the expected token entropy, the
   mass of each of the task's trace statistics (``tasks.sums.trace``), the most probable
@@ -161,8 +161,7 @@ def evaluate_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
     """Evaluate one chunk of problems with the settings' estimator: one record per problem."""
     params = settings.sampling(chunk_index)
     if settings.estimator == "exact":
-        return [exact_record(model, task, p, settings, params.seed + j)
-                for j, p in enumerate(problems)]
+        return exact_chunk(model, task, problems, settings, params.seed)
     return sampled_chunk(model, task, problems, params, settings.entropy_temperature)
 
 
@@ -190,22 +189,23 @@ def task_trace(task: Task) -> exact.Trace | None:
     return sums.trace if isinstance(task, sums.SumTask) else None
 
 
-def exact_record(model: LoadedModel, task: Task, problem: Problem, settings: EvalSettings,
-                 seed: int) -> dict:
-    """One problem's record under the exact estimator (``exact.stratified``)."""
-    e = exact.stratified(model.model, model.tokenizer, problem, task, n=settings.n, seed=seed,
-                         temperature=settings.temperature, top_p=settings.top_p,
-                         max_tokens=settings.max_tokens, tol=settings.tol,
-                         max_nodes=settings.max_nodes, add_bos=model.add_bos,
-                         entropy_temperature=settings.entropy_temperature,
-                         trace=task_trace(task), keep=settings.keep)
-    t = e.tree
-    return {"id": problem.id, "gold": problem.answer, "p": e.p, "se": e.se, "p_lo": t.p_lo,
-            "p_hi": t.p_hi, "answers": sorted(([a, m] for a, m in e.answers.items()),
-                                              key=lambda x: -x[1]),
-            "token_entropy": e.token_entropy, "traces": e.traces,
-            "top": [[leaf.text, leaf.mass, leaf.correct] for leaf in t.top],
-            "nodes": t.nodes, "samples": e.samples}
+def exact_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
+                settings: EvalSettings, seed: int) -> list[dict]:
+    """One chunk's records under the exact estimator (``exact.stratified_all``: the chunk's
+    trees grown together)."""
+    estimates = exact.stratified_all(
+        model.model, model.tokenizer, problems, task, n=settings.n, seed=seed,
+        temperature=settings.temperature, top_p=settings.top_p, max_tokens=settings.max_tokens,
+        tol=settings.tol, max_nodes=settings.max_nodes, add_bos=model.add_bos,
+        entropy_temperature=settings.entropy_temperature, trace=task_trace(task),
+        keep=settings.keep)
+    return [{"id": problem.id, "gold": problem.answer, "p": e.p, "se": e.se,
+             "p_lo": e.tree.p_lo, "p_hi": e.tree.p_hi,
+             "answers": sorted(([a, m] for a, m in e.answers.items()), key=lambda x: -x[1]),
+             "token_entropy": e.token_entropy, "traces": e.traces,
+             "top": [[leaf.text, leaf.mass, leaf.correct] for leaf in e.tree.top],
+             "nodes": e.tree.nodes, "samples": e.samples}
+            for problem, e in zip(problems, estimates)]
 
 
 def entry(out: Path) -> Entry:

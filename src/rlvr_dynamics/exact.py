@@ -96,7 +96,7 @@ class Frontier:
         block = np.concatenate([np.full(len(r), b) for b, r, _ in found])
         row = np.concatenate([r for _, r, _ in found])
         col = np.concatenate([c for _, _, c in found])
-        mass = np.array([self.blocks[b][2][r, c] for b, r, c in zip(block, row, col)])
+        mass = np.concatenate([self.blocks[b][2][r, c] for b, r, c in found])
         order = np.argsort(-mass, kind="stable")[:limit]
         out = []
         for i in order:
