@@ -78,6 +78,29 @@ def test_greedy_is_the_argmax_continuation_whatever_the_batching(tiny):
             ids.append(t)
 
 
+@pytest.mark.parametrize("temperature, entropy_temperature", [(1.0, 1.0), (0.6, 1.0),
+                                                                (0.0, 0.7)])
+def test_entropies_recorded_while_decoding_equal_a_teacher_forced_pass(tiny, temperature,
+                                                                       entropy_temperature):
+    from rlvr_dynamics.entropy import completion_token_entropy
+    model, tok = tiny
+    prompts = ["1+2=", "3+4+5=", "9="]
+    params = SamplingParams(n=5, temperature=temperature, top_p=0.9, max_tokens=12, seed=3)
+    backend = TransformersBackend(model, tok, add_bos=True, batch_size=7, progress=False)
+    out = backend.generate(prompts, params, entropy_temperature=entropy_temperature)
+    plain = backend.generate(prompts, params)
+    flat = [(i, c) for i, cs in enumerate(out) for c in cs]
+    forced = completion_token_entropy(model, [encode(tok, prompts[i], True) for i, _ in flat],
+                                      [c.token_ids for _, c in flat],
+                                      temperature=entropy_temperature)
+    for (_, c), h, q in zip(flat, forced, [c for cs in plain for c in cs]):
+        assert len(c.entropies) == c.length == len(h) > 0
+        np.testing.assert_allclose(c.entropies, h, rtol=1e-4, atol=1e-5)
+        assert (c.text, c.token_ids, q.entropies) == (q.text, q.token_ids, None)  # same draws
+    with pytest.raises(ValueError, match="entropy_temperature"):
+        backend.generate(prompts, params, entropy_temperature=0.0)
+
+
 def nucleus(p: np.ndarray, top_p: float) -> np.ndarray:
     """The distribution that nucleus sampling draws from: the smallest set of most likely
     tokens whose mass reaches top_p, renormalised."""

@@ -9,6 +9,7 @@ Public API::
 
     answer_entropy(answers)                  # one problem's extracted answers, None = NA
     token_entropy(logits, mask=None)         # H(p_t) from logits (..., T, V)
+                                             # (the sampler records it while it decodes)
     completion_token_entropy(model, prompt_ids, completion_ids)   # teacher-forced, per position
     mean_token_entropy(completion_means)     # one problem's TokenEntropy (their means)
 """
@@ -32,9 +33,11 @@ def answer_entropy(answers: Sequence[str | None]) -> float:
     return float(-(p * np.log(p)).sum()) + 0.0  # +0.0 turns -0.0 into 0.0
 
 
-def token_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-    """H(p_t) for every position of ``logits`` (..., T, V), in nats; zero where ``mask`` is 0."""
-    logp = torch.log_softmax(logits.float(), dim=-1)
+def token_entropy(logits: torch.Tensor, mask: torch.Tensor | None = None, *,
+                  temperature: float = 1.0, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """H(p_t) of p_t = softmax(z_t / temperature) for every position of ``logits`` (..., V), in
+    nats, computed in ``dtype``; zero where ``mask`` is 0."""
+    logp = torch.log_softmax(logits.to(dtype) / temperature, dim=-1)
     h = -(logp.exp() * logp).sum(-1)
     return h if mask is None else h * mask
 
@@ -81,7 +84,7 @@ def completion_token_entropy(model, prompt_ids: Sequence[Sequence[int]],
             keep = max(lengths[i] for i in batch) + 1  # logits at width-keep .. width-1
             logits = model(input_ids=ids, attention_mask=mask, position_ids=positions,
                            logits_to_keep=keep).logits[:, :-1]  # predicts the last keep-1 tokens
-            h = torch.cat([token_entropy(logits[:, s:s + chunk] / temperature)
+            h = torch.cat([token_entropy(logits[:, s:s + chunk], temperature=temperature)
                            for s in range(0, logits.shape[1], chunk)], dim=1).cpu().numpy()
             for row, i in enumerate(batch):
                 out[i] = h[row, h.shape[1] - lengths[i]:].astype(np.float32)

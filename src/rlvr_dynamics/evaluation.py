@@ -169,12 +169,16 @@ def sampled_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
                   params: SamplingParams, entropy_temperature: float = 1.0) -> list[dict]:
     """Sample, grade and score one chunk of problems: one record per problem, holding its
     samples' extracted answer, correctness, length, finished flag, token entropy and text."""
-    completions = model.backend.generate([p.prompt for p in problems], params)
-    prompt_ids = [encode(model.tokenizer, p.prompt, model.add_bos) for p in problems]
+    completions = model.backend.generate([p.prompt for p in problems], params,
+                                         entropy_temperature)
     flat = [(i, c) for i, cs in enumerate(completions) for c in cs]
-    entropies = completion_token_entropy(model.model, [prompt_ids[i] for i, _ in flat],
-                                         [c.token_ids for _, c in flat],
-                                         temperature=entropy_temperature)
+    if all(c.entropies is not None for _, c in flat):  # recorded while decoding
+        entropies = [np.asarray(c.entropies) for _, c in flat]
+    else:  # a backend that cannot record them (vLLM): one teacher-forced pass
+        prompt_ids = [encode(model.tokenizer, p.prompt, model.add_bos) for p in problems]
+        entropies = completion_token_entropy(model.model, [prompt_ids[i] for i, _ in flat],
+                                             [c.token_ids for _, c in flat],
+                                             temperature=entropy_temperature)
     h = iter(entropies)
     return [{"id": p.id, "gold": p.answer, "samples": [
         {"answer": task.extract(c.text), "correct": bool(task.verify(c.text, p.answer)),

@@ -45,7 +45,7 @@ import numpy as np
 import torch
 from transformers import DynamicCache
 
-from rlvr_dynamics.entropy import completion_token_entropy
+from rlvr_dynamics.entropy import token_entropy
 from rlvr_dynamics.sampling import (SamplingParams, TransformersBackend, encode, nucleus,
                                     stop_token_ids)
 from rlvr_dynamics.tasks.base import Problem, Task
@@ -107,15 +107,17 @@ class Frontier:
         self.blocks = [b for b in self.blocks if (b[2] > 0).any()]
         return out
 
-    def draw(self, n: int, rng: np.random.Generator) -> list[tuple[int, ...]]:
-        """``n`` prefixes drawn in proportion to their masses (with replacement)."""
+    def draw(self, n: int, rng: np.random.Generator) -> list[tuple[tuple[int, ...], float]]:
+        """``n`` prefixes drawn in proportion to their masses (with replacement), each with the
+        sum of the token entropies at its positions."""
         masses = np.concatenate([m.ravel() for _, _, m, _ in self.blocks])
         counts = rng.multinomial(n, masses / masses.sum())
         out, offset = [], 0
-        for ids, _, m, tokens in self.blocks:
+        for ids, s, m, tokens in self.blocks:
             for flat in np.nonzero(counts[offset:offset + m.size])[0]:
                 r, c = divmod(int(flat), m.shape[1])
-                out += [_child(ids[r], int(tokens[r, c]))] * int(counts[offset + flat])
+                out += [(_child(ids[r], int(tokens[r, c])), float(s[r]))] * int(
+                    counts[offset + flat])
             offset += m.size
         return out
 
@@ -201,12 +203,6 @@ def _next_distribution(logits: torch.Tensor, temperature: float, top_p: float
         return probs, torch.arange(probs.shape[-1]).expand(len(probs), -1)
     p, index = nucleus(probs, top_p)
     return p / p.sum(-1, keepdim=True), index
-
-
-def _entropy(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    """H(softmax(logits / temperature)) per row, in float64 (``entropy.token_entropy``'s)."""
-    logp = torch.log_softmax(logits.double() / temperature, dim=-1)
-    return -(logp.exp() * logp).sum(-1)
 
 
 @torch.no_grad()
@@ -297,7 +293,8 @@ def _grow(model, pad: int, prompts: list[list[int]],
     while True:
         probs, index = _next_distribution(logits.cpu(), temperature, top_p)
         probs, index = probs.numpy(), index.numpy()
-        s = s + _entropy(logits.cpu(), entropy_temperature).numpy()
+        s = s + token_entropy(logits.cpu(), temperature=entropy_temperature,
+                              dtype=torch.float64).numpy()
         for t, count in zip(*np.unique(tree_of, return_counts=True)):
             trees[t].nodes += int(count)
         child = mass[:, None] * probs
@@ -393,22 +390,23 @@ def stratified_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
     open_ = [j for j, t in enumerate(trees) if n > 0 and t.unexpanded > tol]
     drawn = {j: trees[j].frontier.draw(n, rng) for j in open_}
     prompts = [encode(tokenizer, p.prompt, add_bos) for p in problems]
-    rows = [(j, ids) for j in open_ for ids in drawn[j]]
-    completions: dict[int, list[list[int]]] = {j: [] for j in open_}
+    rows = [(j, ids, s) for j in open_ for ids, s in drawn[j]]
+    # each sample below the frontier: (its completion's ids, its mean token entropy)
+    completions: dict[int, list[tuple[list[int], float]]] = {j: [] for j in open_}
+    stops = set(stop_token_ids(tokenizer, model.generation_config))
     if rows:
         backend = TransformersBackend(model, tokenizer, batch_size=batch_size, progress=False)
         params = SamplingParams(n=1, temperature=temperature, top_p=top_p,
-                                max_tokens=max_tokens - min(len(ids) for _, ids in rows),
+                                max_tokens=max_tokens - min(len(ids) for _, ids, _ in rows),
                                 seed=seed)
-        stops = set(backend.stops)
-        outs = backend.generate_ids([prompts[j] + list(ids) for j, ids in rows], params)
-        for (j, ids), out in zip(rows, outs):
+        outs = backend.generate_ids([prompts[j] + list(ids) for j, ids, _ in rows], params,
+                                    entropy_temperature)
+        for (j, ids, s), out in zip(rows, outs):
             rest = list(out[0].token_ids)[:max_tokens - len(ids)]  # this prefix's own budget
             end = next((i for i, t in enumerate(rest) if t in stops), None)
-            completions[j].append(list(ids) + (rest if end is None else rest[:end + 1]))
-        entropies = iter(completion_token_entropy(
-            model, [prompts[j] for j, _ in rows], [c for j in open_ for c in completions[j]],
-            temperature=entropy_temperature))
+            rest = rest if end is None else rest[:end + 1]
+            h = s + math.fsum(out[0].entropies[:len(rest)])
+            completions[j].append((list(ids) + rest, h / max(len(ids) + len(rest), 1)))
     out = []
     for j, (problem, tree) in enumerate(zip(problems, trees)):
         F = tree.unexpanded
@@ -419,12 +417,12 @@ def stratified_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
                                 {k: v / finished for k, v in traces.items()}))
             continue
         w, correct = F / n, 0
-        for ids in completions[j]:
+        for ids, h in completions[j]:
             text = tokenizer.decode([t for t in ids if t not in stops], skip_special_tokens=True)
             correct += bool(task.verify(text, problem.answer))
             answer = task.extract(text)
             answers[answer] = answers.get(answer, 0.0) + w
-            entropy += w * float(next(entropies).mean())
+            entropy += w * h
             for key, v in (trace(problem.answer, text) if trace else {}).items():
                 traces[key] = traces.get(key, 0.0) + w * v
         f, f_se = correct / n, (correct + 0.5) / (n + 1)  # f_se: never 0 from a few samples

@@ -12,6 +12,11 @@ included when the completion finished) and whether they finished before ``max_to
                                                    max_tokens=512, seed=0))
     out[i][j].text, out[i][j].token_ids, out[i][j].length, out[i][j].finished
 
+Asked for an ``entropy_temperature``, the transformers backend also records while it decodes
+the full-vocabulary entropy H(softmax(z_t / entropy_temperature)) at every generated position
+(Appendix C.5's TokenEntropy, ``out[i][j].entropies``), so that no teacher-forced pass is
+needed afterwards (vLLM returns None there: ``entropy.completion_token_entropy`` scores them).
+
 ``temperature=0`` is greedy decoding. Generation with the same seed, prompts and batch size is
 reproducible, and does not disturb the caller's random state. The vLLM backend needs a GPU
 machine with ``pip install rlvr-dynamics[gpu]``; ``vllm_engine_kwargs`` and
@@ -26,6 +31,7 @@ from typing import Any, Protocol, Sequence
 import torch
 from transformers import DynamicCache, GenerationConfig
 
+from rlvr_dynamics.entropy import token_entropy
 from rlvr_dynamics.progress import bar
 
 Prompt = str | list[dict[str, str]]
@@ -63,12 +69,14 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class Completion:
-    """One sampled completion: decoded text (special tokens removed), generated token ids, and
-    whether it ended with a stop token (False: cut at ``max_tokens``)."""
+    """One sampled completion: decoded text (special tokens removed), generated token ids,
+    whether it ended with a stop token (False: cut at ``max_tokens``), and the token entropy
+    at each generated position when it was asked for (else None)."""
 
     text: str
     token_ids: tuple[int, ...]
     finished: bool
+    entropies: tuple[float, ...] | None = None
 
     @property
     def length(self) -> int:
@@ -78,9 +86,10 @@ class Completion:
 class Backend(Protocol):
     tokenizer: Any
 
-    def generate(self, prompts: Sequence[Prompt], params: SamplingParams
-                 ) -> list[list[Completion]]:
-        """``params.n`` completions for each prompt, in prompt order."""
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
+                 entropy_temperature: float | None = None) -> list[list[Completion]]:
+        """``params.n`` completions for each prompt, in prompt order; their token entropies at
+        ``entropy_temperature`` where the backend can record them."""
 
 
 def encode(tokenizer, prompt: Prompt, add_bos: bool = False) -> list[int]:
@@ -113,14 +122,16 @@ def stop_token_ids(tokenizer, generation_config: GenerationConfig | None = None)
     return sorted(ids)
 
 
-def _completion(tokenizer, new_ids: Sequence[int], stops: set[int]) -> Completion:
-    """Cut generated ids after the first stop token and decode them."""
+def _completion(tokenizer, new_ids: Sequence[int], stops: set[int],
+                entropies: Sequence[float] | None = None) -> Completion:
+    """Cut generated ids (and their entropies) after the first stop token and decode them."""
     ids = list(new_ids)
     end = next((i for i, t in enumerate(ids) if t in stops), None)
     if end is not None:
         ids = ids[:end + 1]
     text = tokenizer.decode(ids[:end] if end is not None else ids, skip_special_tokens=True)
-    return Completion(text=text, token_ids=tuple(ids), finished=end is not None)
+    return Completion(text=text, token_ids=tuple(ids), finished=end is not None,
+                      entropies=None if entropies is None else tuple(entropies[:len(ids)]))
 
 
 def nucleus(probs: torch.Tensor, top_p: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -178,15 +189,19 @@ class TransformersBackend:
         self.stops = stop_token_ids(tokenizer, model.generation_config)
         self._logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
 
-    def generate(self, prompts: Sequence[Prompt], params: SamplingParams
-                 ) -> list[list[Completion]]:
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
+                 entropy_temperature: float | None = None) -> list[list[Completion]]:
         return self.generate_ids([encode(self.tokenizer, p, self.add_bos) for p in prompts],
-                                 params)
+                                 params, entropy_temperature)
 
     @torch.no_grad()
-    def generate_ids(self, ids: Sequence[Sequence[int]], params: SamplingParams
-                     ) -> list[list[Completion]]:
-        """``generate`` for prompts given as token ids."""
+    def generate_ids(self, ids: Sequence[Sequence[int]], params: SamplingParams,
+                     entropy_temperature: float | None = None) -> list[list[Completion]]:
+        """``generate`` for prompts given as token ids; with ``entropy_temperature`` each
+        completion carries H(softmax(z_t / entropy_temperature)) at its positions, recorded
+        while decoding."""
+        if entropy_temperature is not None and not entropy_temperature > 0:
+            raise ValueError(f"entropy_temperature must be > 0, got {entropy_temperature}")
         ids = [list(x) for x in ids]
         copies = 1 if params.greedy else params.n  # greedy samples are all the same
         rows = [i for i in range(len(ids)) for _ in range(copies)]
@@ -200,17 +215,19 @@ class TransformersBackend:
             for start in bar(range(0, len(rows), self.batch_size), self.progress,
                              desc="generate", leave=False):
                 batch = rows[start:start + self.batch_size]
-                for i, new in zip(batch, self._decode([ids[i] for i in batch], params,
-                                                      generator)):
-                    out[i].append(_completion(self.tokenizer, new, stops))
+                for i, (new, h) in zip(batch, self._decode([ids[i] for i in batch], params,
+                                                           generator, entropy_temperature)):
+                    out[i].append(_completion(self.tokenizer, new, stops, h))
         finally:
             self.model.train(was_training)
         return [c * params.n if params.greedy else c for c in out]
 
     def _decode(self, batch: list[list[int]], params: SamplingParams,
-                generator: torch.Generator | None) -> list[list[int]]:
+                generator: torch.Generator | None, entropy_temperature: float | None = None
+                ) -> list[tuple[list[int], list[float] | None]]:
         """The generated ids of each row of ``batch`` (prompt ids, one list per row; equal
-        prompts are next to each other), each cut after its first stop token."""
+        prompts are next to each other), each cut after its first stop token, with the token
+        entropy at each of its positions when ``entropy_temperature`` is given (else None)."""
         device, pad = self.model.device, self.tokenizer.pad_token_id
         # one prefill per distinct prompt; owner[r]: the prefill row of row r
         distinct, owner = [], []
@@ -236,10 +253,14 @@ class TransformersBackend:
         stop_ids = torch.tensor(self.stops, device=device)
         new = torch.full((len(batch), steps), pad, dtype=torch.long, device=device)
         length = torch.full((len(batch),), steps, dtype=torch.long, device=device)
+        record = entropy_temperature is not None
+        h = torch.zeros((len(batch), steps) if record else (0, 0), device=device)
         live = torch.arange(len(batch), device=device)  # the batch rows still decoding
         for t in range(steps):
             token = next_tokens(logits, params, generator)
             new[live, t] = token
+            if record:
+                h[live, t] = token_entropy(logits, temperature=entropy_temperature)
             done = torch.isin(token, stop_ids)
             length[live[done]] = t + 1
             if t + 1 == steps or done.all():
@@ -252,7 +273,10 @@ class TransformersBackend:
             logits = self.model(input_ids=token[:, None], attention_mask=mask[:, :width + t + 1],
                                 position_ids=position[:, None], cache=cache,
                                 use_cache=True).logits[:, -1]
-        return [row[:n] for row, n in zip(new.tolist(), length.tolist())]
+        lengths = length.tolist()
+        entropies = h.tolist() if record else [None] * len(batch)
+        return [(row[:n], None if e is None else e[:n])
+                for row, e, n in zip(new.tolist(), entropies, lengths)]
 
 
 # --- vLLM (GPU machines) --------------------------------------------------------------------
@@ -311,8 +335,9 @@ class VLLMBackend:
         self.add_bos = add_bos
         self.stops = stop_token_ids(self.tokenizer)
 
-    def generate(self, prompts: Sequence[Prompt], params: SamplingParams
-                 ) -> list[list[Completion]]:
+    def generate(self, prompts: Sequence[Prompt], params: SamplingParams,
+                 entropy_temperature: float | None = None) -> list[list[Completion]]:
+        """vLLM's completions; no token entropies (``entropies`` is None)."""
         requests = [{"prompt_token_ids": encode(self.tokenizer, p, self.add_bos)}
                     for p in prompts]
         sampling = self._vllm.SamplingParams(**vllm_sampling_kwargs(params, self.stops))

@@ -26,8 +26,7 @@ import torch
 from transformers import TrainerCallback
 from trl.models import unwrap_model_for_generation
 
-from rlvr_dynamics.entropy import completion_token_entropy
-from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, encode
+from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 from rlvr_dynamics.tasks.base import Problem, Task
 from rlvr_dynamics.training.data import prompt_text
 
@@ -44,18 +43,17 @@ TRACE_KEY = re.compile(r"rewards/(trace_\w+)/mean")
 @torch.no_grad()
 def greedy_heldout(model, tokenizer, task: Task, problems: list[Problem], max_new_tokens: int,
                    batch_size: int, progress: bool = True) -> torch.Tensor:
-    """Greedy completions of ``problems`` (``sampling``'s transformers backend) and their
-    teacher-forced token entropies (``entropy``): (number correct, number of problems, sum over
-    problems of the mean token entropy of their completion, number of non-empty completions),
-    as sums so that shards from several processes add up."""
+    """Greedy completions of ``problems`` (``sampling``'s transformers backend) and their token
+    entropies (recorded by the sampler while it decodes): (number correct, number of problems,
+    sum over problems of the mean token entropy of their completion, number of non-empty
+    completions), as sums so that shards from several processes add up."""
     texts = [prompt_text(tokenizer, p.prompt) for p in problems]
     backend = TransformersBackend(model, tokenizer, batch_size=batch_size, progress=progress)
     greedy = [c[0] for c in backend.generate(texts, SamplingParams(temperature=0,
-                                                                   max_tokens=max_new_tokens))]
+                                                                   max_tokens=max_new_tokens),
+                                             entropy_temperature=1.0)]
     correct = sum(task.verify(c.text, p.answer) for c, p in zip(greedy, problems))
-    h = completion_token_entropy(model, [encode(tokenizer, t) for t in texts],
-                                 [c.token_ids for c in greedy])
-    means = [float(x.mean()) for x in h if len(x)]
+    means = [float(np.mean(c.entropies)) for c in greedy if c.entropies]
     return torch.tensor([correct, len(problems), sum(means), len(means)], dtype=torch.float64)
 
 
