@@ -40,11 +40,11 @@ def counting(model, fail_at):
     calls = []
     inner = model.backend.generate
 
-    def generate(prompts, params):
+    def generate(prompts, params, entropy_temperature=None):
         calls.append(len(prompts))
         if len(calls) == fail_at["call"]:
             raise Interrupt
-        return inner(prompts, params)
+        return inner(prompts, params, entropy_temperature)
     model.backend.generate = generate
     return calls
 

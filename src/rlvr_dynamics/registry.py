@@ -4,7 +4,9 @@ Models and benchmarks are named by specs: ``name``, ``name:field=value,...`` or 
 ``{"name": name, field: value, ...}``::
 
     models:     sums-base[:PretrainConfig fields]   the project's tiny base model (pretrain.py);
-                                                     step=s picks one of its snapshots
+                                                     step=s picks one of its snapshots,
+                                                     prior=q refits its P(stepwise) to q
+                                                     (path_prior.py)
                 tiny:<folder>                        a tiny model saved with save_pretrained
                 smollm2                              SmolLM2-135M-Instruct (models.py)
                 <hub name or folder>                 e.g. Qwen/Qwen2.5-Math-7B, an RL checkpoint
@@ -31,6 +33,7 @@ import pandas as pd
 import torch
 
 from rlvr_dynamics import models
+from rlvr_dynamics.path_prior import Refit, refit, refit_dir
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.tasks.arithmetic import ArithmeticTask
 from rlvr_dynamics.tasks.base import Problem, Task
@@ -122,14 +125,20 @@ def is_char_model(path: Path) -> bool:
     return tok.is_file() and json.loads(tok.read_text()).get("model", {}).get("type") == "WordLevel"
 
 
-def _base(fields: dict[str, Any], spec: Any) -> tuple[PretrainConfig, int | None]:
+def _base(fields: dict[str, Any], spec: Any
+          ) -> tuple[PretrainConfig, int | None, Refit | None]:
     fields = dict(fields)
-    step = fields.pop("step", None)
+    step, prior = fields.pop("step", None), fields.pop("prior", None)
     cfg = build(PretrainConfig, fields, spec)
     if step is not None and step not in cfg.snapshots:
         raise ValueError(f"spec {spec!r}: step={step} is not one of its snapshots "
                          f"{cfg.snapshots}")
-    return cfg, step
+    if prior is not None and step is not None:
+        raise ValueError(f"spec {spec!r}: prior= refits the final base; it takes no step=")
+    try:
+        return cfg, step, None if prior is None else Refit(prior)
+    except ValueError as e:
+        raise ValueError(f"spec {spec!r}: {e}") from None
 
 
 def check_model(spec: Spec | PretrainConfig) -> None:
@@ -167,8 +176,8 @@ def load_model(spec: Spec | PretrainConfig, profile: str, dtype: torch.dtype | N
     check_model(spec)
     name, fields = parse_spec(spec)
     if name == BASE_MODEL:
-        cfg, step = _base(fields, spec)
-        return base_model(cfg, profile, step)
+        cfg, step, prior = _base(fields, spec)
+        return base_model(cfg, profile, step) if prior is None else refit(cfg, prior, profile)
     if name == "tiny":
         return models.load_tiny(fields["path"])
     if name == "smollm2":
@@ -186,8 +195,9 @@ def model_identity(spec: Spec | PretrainConfig) -> dict[str, Any]:
     weight files (a checkpoint retrained in place). A hub name is its own identity."""
     name, fields = parse_spec(spec)
     if name == BASE_MODEL:
-        cfg, step = _base(fields, spec)
-        return {"pretrain": cfg.key, "step": step}
+        cfg, step, prior = _base(fields, spec)
+        return {"pretrain": cfg.key, "step": step} | (
+            {} if prior is None else {"refit": refit_dir(cfg, prior, "").name})
     folder = Path(fields["path"] if name == "tiny" else name)
     if name != "smollm2" and folder.is_dir():
         return {"weights": {f.name: f.stat().st_mtime_ns for f in sorted(folder.iterdir())

@@ -28,7 +28,13 @@ ran), ``grpo`` is Eq. 2's ``1/G sum_i 1/|y_i| sum_t``."""
 class TrainConfig:
     """One run. ``model`` is a ``PretrainConfig`` (the tiny base model, trained once and cached)
     or a hub name / local folder; ``task`` is None (the base model's own task), ``"sums"`` or
-    ``"math"``; ``positive_weight`` is lambda (None: the algorithm's own, 1 or 0)."""
+    ``"math"``; ``positive_weight`` is lambda (None: the algorithm's own, 1 or 0).
+
+    The regime knobs of a tiny base (None: as pretrained): ``path_prior``, the base's P(stepwise)
+    refitted to this value before RL (``path_prior.refit``); ``hard_share``, the share of
+    training problems beyond the direct path (``data.mix``; None: the train split as drawn).
+    ``probe_every``: generation steps between measurements of the boundary from the policy's
+    probabilities on ``probe_problems`` problems of each sums split (``probe``; 0: none)."""
 
     algorithm: str
     model: PretrainConfig | str
@@ -58,6 +64,10 @@ class TrainConfig:
     bf16: bool
     gradient_checkpointing: bool
     lora_rank: int = 0
+    path_prior: float | None = None
+    hard_share: float | None = None
+    probe_every: int = 0
+    probe_problems: int = 20
 
     def __post_init__(self) -> None:
         default = algorithms.get(self.algorithm).positive_weight
@@ -69,8 +79,15 @@ class TrainConfig:
         if not isinstance(self.model, (PretrainConfig, str)):
             raise TypeError(f"TrainConfig.model must be a PretrainConfig or a str, got "
                             f"{type(self.model).__name__}")
-        registry.check_model(self.model)
+        registry.check_model(self.policy)
         registry.training_task(self.task, self.model)  # a task it can name (cheap: loads no data)
+        tiny_sums = isinstance(self.model, PretrainConfig) and self.task is None
+        for name, used in [("path_prior", self.path_prior is not None),
+                           ("hard_share", self.hard_share is not None),
+                           ("probe_every", self.probe_every > 0)]:
+            if used and not tiny_sums:
+                raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs the tiny "
+                                 f"sums base (model a PretrainConfig, task None)")
         check_sizes(self.num_generations, self.generation_batch, self.update_batch, self.micro_batch)
         for name, ok, rule in [
             ("positive_weight", self.positive_weight >= 0, ">= 0"),
@@ -92,9 +109,22 @@ class TrainConfig:
             ("checkpoint_every", self.checkpoint_every >= 1, ">= 1"),
             ("context", self.context > self.max_completion_length, "> max_completion_length"),
             ("lora_rank", self.lora_rank >= 0, ">= 0 (0: full fine-tuning)"),
+            ("hard_share", self.hard_share is None or 0 <= self.hard_share <= 1,
+             "None or in [0, 1]"),
+            ("probe_every", self.probe_every >= 0, ">= 0 (0: no probes)"),
+            ("probe_problems", self.probe_problems >= 1, ">= 1"),
         ]:
             if not ok:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} must be {rule}")
+
+    @property
+    def policy(self) -> PretrainConfig | str | dict[str, Any]:
+        """The model the run starts from: ``model``, or its base with the path prior refitted
+        (a ``registry`` spec)."""
+        if self.path_prior is None:
+            return self.model
+        return {"name": registry.BASE_MODEL, **registry.parse_spec(self.model)[1],
+                "prior": self.path_prior}
 
     @property
     def updates_per_step(self) -> int:

@@ -1,7 +1,9 @@
-"""What the trainer sees: a task's problems as prompts, a ``datasets.Dataset``, the reward
-r(x, y) in {0, 1} (Section 2), and trace statistics of the rollouts that leave training as it is."""
+"""What the trainer sees: a task's problems as prompts (the sums task's in a chosen mix of
+problems beyond the direct path, ``mix``), a ``datasets.Dataset``, the reward r(x, y) in {0, 1}
+(Section 2), and trace statistics of the rollouts that leave training as it is."""
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Callable
 
@@ -67,3 +69,29 @@ def trace_functions(task: Task, author: sums.Author | None = None) -> list[Calla
 
     return [statistic(name, only_hard) for only_hard in ([False, True] if author else [False])
             for name in sums.TRACES]
+
+
+def mix(problems: list[Problem], author: sums.Author, hard_share: float | None
+        ) -> list[Problem]:
+    """The training problems with a share ``hard_share`` beyond ``author``'s direct path (sums
+    that no direct answer gets right: ``sums.direct_success`` is 0), the rest solvable both
+    ways (None: ``problems`` as drawn). As many problems as that share allows are kept, the
+    first ones of each kind, in their drawn order."""
+    if hard_share is None:
+        return problems
+    if not 0 <= hard_share <= 1:
+        raise ValueError(f"hard_share must be None or lie in [0, 1], got {hard_share}")
+    hard = [sums.direct_success(p.meta["terms"], author) == 0.0 for p in problems]
+    n_hard, n_easy = sum(hard), len(problems) - sum(hard)
+    total = min(n_hard / hard_share if hard_share > 0 else math.inf,
+                n_easy / (1 - hard_share) if hard_share < 1 else math.inf)
+    quota = {True: round(total * hard_share), False: round(total * (1 - hard_share))}
+    if not quota[True] + quota[False]:
+        raise ValueError(f"no training problem fits hard_share={hard_share} "
+                         f"({n_hard} beyond the direct path, {n_easy} not)")
+    out = []
+    for p, h in zip(problems, hard):
+        if quota[h]:
+            out.append(p)
+            quota[h] -= 1
+    return out

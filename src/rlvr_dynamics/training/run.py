@@ -31,8 +31,9 @@ from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.training import algorithms
 from rlvr_dynamics.training.config import TrainConfig, check_sizes, world_size
-from rlvr_dynamics.training.data import dataset, reward_function, trace_functions
+from rlvr_dynamics.training.data import dataset, mix, reward_function, trace_functions
 from rlvr_dynamics.training.dynamics import DynamicsCallback, records
+from rlvr_dynamics.training.probe import BoundaryProbe
 from rlvr_dynamics.training.trainer import GRPONConfig, GRPONTrainer
 
 log = logging.getLogger(__name__)
@@ -102,14 +103,16 @@ def obtain_all(cfgs: list[TrainConfig], profile: str, *, inline: bool, workers: 
                ) -> list[Path]:
     """The finished runs of ``cfgs``, in order: those not found are trained ``workers`` at a time
     (``parallel.pool_map``) when ``inline``, else an error names the first missing one. The base
-    models they start from are pretrained first, here, so that no two workers pretrain one base
-    at the same time."""
+    models they start from are pretrained (and refitted) first, here, so that no two workers
+    make one base at the same time."""
     missing = [cfg for cfg in dict.fromkeys(cfgs) if find(cfg, profile) is None]
     if missing and not inline:
         obtain(missing[0], profile, inline=False)  # raises, with the launch command
     if missing:
         for base in dict.fromkeys(c.model for c in missing if isinstance(c.model, PretrainConfig)):
             base_model(base, profile)
+        for c in {registry.spec_text(c.policy): c for c in missing if c.path_prior}.values():
+            registry.load_model(c.policy, profile)  # the refitted base, made once
         log.info("training %d of %d runs, %d at a time", len(missing), len(set(cfgs)), workers)
         pool_map(_train_job, [(cfg, profile) for cfg in missing], workers, desc="runs")
     return [run_dir(cfg, profile) for cfg in cfgs]
@@ -182,21 +185,26 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
 
 
 def build_trainer(cfg: TrainConfig, out: Path, profile: str):
-    """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the dynamics callback and the
-    task's trace statistics (``data.trace_functions``, weight 0).
+    """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the dynamics callback, the
+    task's trace statistics (``data.trace_functions``, weight 0) and, when ``cfg.probe_every``,
+    the boundary probe (``probe``).
 
     Everything that can be checked without a model (the configuration, the batch sizes on this
     launch's devices, TRL's own argument checks) is checked before the model loads.
     """
     args = grpo_args(cfg, out / "checkpoints")
-    model, tokenizer = registry.load_model(cfg.model, profile,
+    model, tokenizer = registry.load_model(cfg.policy, profile,
                                            torch.bfloat16 if cfg.bf16 else torch.float32)
     task = registry.training_task(cfg.task, cfg.model)
     heldout = task.problems("test")[:cfg.eval_problems]
-    traces = trace_functions(task, getattr(cfg.model, "author", None))
+    author = getattr(cfg.model, "author", None)
+    traces = trace_functions(task, author)
     args.reward_weights = [1.0] + [0.0] * len(traces)  # the traces only measure (data.py)
+    train = task.problems("train")
+    if cfg.hard_share is not None:
+        train = mix(train, author, cfg.hard_share)
     trainer = GRPONTrainer(model=model, reward_funcs=[reward_function(task), *traces], args=args,
-                           train_dataset=dataset(task.problems("train"), tokenizer),
+                           train_dataset=dataset(train, tokenizer),
                            processing_class=tokenizer, peft_config=lora_config(cfg))
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(QuietProgress)
@@ -204,6 +212,10 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
                                           every=cfg.eval_every * cfg.updates_per_step,
                                           max_new_tokens=cfg.max_completion_length,
                                           batch_size=cfg.eval_batch))
+    if cfg.probe_every:
+        trainer.add_callback(BoundaryProbe(trainer, task, cfg.probe_problems,
+                                           every=cfg.probe_every * cfg.updates_per_step,
+                                           max_tokens=cfg.max_completion_length))
     return trainer
 
 

@@ -1,0 +1,135 @@
+"""The base's prior on the rare path as a dial: the base refitted at its choice of path.
+
+The toy's time to expansion is set by pi0(a2), the initial probability of the rare, better
+action. The language model's analogue is P(stepwise), the probability that the base's first
+completion character starts the stepwise path (the sums task decides the path there:
+``tasks.sums.path``). ``refit`` sets it to a chosen ``prior`` and touches as little else as it
+can: starting from the pretrained base, it minimises, over prompts of the pretraining
+distribution, the cross-entropy at the first completion position only against the author's
+choice with ``stepwise = prior``,
+
+    L = -(1 - prior) log pi("#" | x) - prior log pi(d(x) | x)      (d(x): x's first digit),
+
+i.e. the base's first-character loss under an author whose habit is ``prior``; no other
+position carries a loss. The worked examples of pretraining already taught the stepwise steps
+independently of how often the path is chosen (``pretrain.PretrainConfig.worked``), so the
+refitted bases differ, by design, in the prior alone. That is checked, not assumed:
+``dial_check`` measures every refitted base's P(stepwise), P(right | direct) and P(slip-free
+steps | stepwise) exactly (``pretrain.author_match``) beside the unrefitted base's.
+
+A refitted base is cached in ``results/<profile>/base_models/<base key>-prior-<key>/``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from rlvr_dynamics.models import load_tiny
+from rlvr_dynamics.pretrain import PretrainConfig, author_match, base_dir, base_model
+from rlvr_dynamics.store import Entry, config_key
+from rlvr_dynamics.tasks.sums import draw_terms, prompt
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Refit:
+    """How the path choice is refitted: ``steps`` Adam updates at learning rate ``lr`` on
+    ``batch`` prompts each (drawn from the base's pretraining operands, held-out sums
+    excluded), from seed ``seed``."""
+
+    prior: float
+    steps: int = 300
+    lr: float = 1e-3
+    batch: int = 256
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.prior < 1:
+            raise ValueError(f"prior must lie in (0, 1), got {self.prior}")
+        if self.steps < 1 or self.batch < 1 or not self.lr > 0:
+            raise ValueError(f"Refit needs steps >= 1, batch >= 1 and lr > 0, got "
+                             f"{self.steps}, {self.batch}, {self.lr}")
+
+
+def refit_dir(cfg: PretrainConfig, refit: Refit, profile: str) -> Path:
+    return base_dir(cfg, profile).with_name(
+        f"{cfg.key}-prior-{config_key(dataclasses.asdict(refit))}")
+
+
+def first_position_batch(tokenizer, terms: list[tuple[int, ...]]) -> dict[str, torch.Tensor]:
+    """``<s>prompt`` left-padded: the model's last position predicts the first completion
+    character."""
+    ids = [[tokenizer.bos_token_id] + tokenizer.convert_tokens_to_ids(list(prompt(t)))
+           for t in terms]
+    width, pad = max(map(len, ids)), tokenizer.pad_token_id
+    mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in ids])
+    return {"input_ids": torch.tensor([[pad] * (width - len(r)) + r for r in ids]),
+            "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)}
+
+
+def path_choice_loss(model, tokenizer, terms: list[tuple[int, ...]], prior: float
+                     ) -> torch.Tensor:
+    """The module docstring's L, averaged over ``terms``."""
+    logp = torch.log_softmax(model(**first_position_batch(tokenizer, terms)).logits[:, -1], -1)
+    direct = logp[:, tokenizer.convert_tokens_to_ids("#")]
+    first = tokenizer.convert_tokens_to_ids([str(t[0])[0] for t in terms])
+    stepwise = logp[torch.arange(len(terms)), torch.tensor(first)]
+    return -((1 - prior) * direct + prior * stepwise).mean()
+
+
+def refit(cfg: PretrainConfig, refit: Refit, profile: str):
+    """The base of ``cfg`` with its path prior refitted (module docstring): ``(model,
+    tokenizer)``, trained once and cached."""
+    out = refit_dir(cfg, refit, profile)
+    entry = Entry(out, code=__name__)
+    if entry.done:
+        return load_tiny(out)
+    model, tokenizer = base_model(cfg, profile)
+    entry.begin(fresh=True)
+    log.info("refitting the path prior of base %s to %g (%d steps)", cfg.key, refit.prior,
+             refit.steps)
+    rng = np.random.default_rng([refit.seed, 7])
+    exclude = cfg.task.held_out()
+    opt = torch.optim.Adam(model.parameters(), lr=refit.lr)
+    model.train()
+    losses = []
+    for _ in range(refit.steps):
+        terms = []
+        while len(terms) < refit.batch:
+            t = draw_terms(rng, cfg.operands, cfg.task.digits)
+            if t not in exclude:
+                terms.append(t)
+        loss = path_choice_loss(model, tokenizer, terms, refit.prior)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    model.eval()
+    model.save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    entry.finish({"base": cfg.key, "refit": dataclasses.asdict(refit), "losses": losses})
+    return model, tokenizer
+
+
+def dial_check(bases: dict[str, tuple], terms: list[tuple[int, ...]], author) -> pd.DataFrame:
+    """Per named base (``(model, tokenizer)``), the exact means over ``terms`` of P(stepwise),
+    P(right | direct) and P(slip-free steps | stepwise) (``pretrain.author_match``), beside
+    the author's: what a refit changed, and what it left alone."""
+    rows = {}
+    for name, (model, tokenizer) in bases.items():
+        with torch.no_grad():
+            m = author_match(model, tokenizer, terms, author)
+        rows[name] = {"P(stepwise)": m["stepwise"].mean(),
+                      "P(right | direct)": m["direct_right"].mean(),
+                      "P(slip-free | stepwise)": m["clean_stepwise"].mean()}
+    rows["author"] = {"P(stepwise)": author.stepwise,
+                      "P(right | direct)": m["author_direct_right"].mean(),
+                      "P(slip-free | stepwise)": m["author_clean_stepwise"].mean()}
+    return pd.DataFrame(rows).T

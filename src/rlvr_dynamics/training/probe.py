@@ -1,0 +1,80 @@
+"""The capability boundary along training: the policy measured from its own probabilities at
+checkpoints (``exact.stratified_all``), while the run trains.
+
+Every ``every`` optimizer updates (and before the first, and after the last), ``BoundaryProbe``
+measures the first ``problems`` problems of the sums task's test and ood splits under each of
+``SETTINGS`` (the paper's evaluation setting and the full distribution): per problem, the
+probability p of a correct answer (hence Pass@k = 1 - (1 - p)^k for every k), the probability
+mass of each path crossed with correctness (``tasks.sums.trace``: the LM's analogue of the
+toy's action probabilities), the answer entropy and the expected token entropy. The records go
+into the Trainer's ``log_history`` (``{"step": update, "probe": {setting: {split: {...}}}}``),
+which checkpoints save and a resumed run restores. Measuring reads no random state of the run:
+the exact expansion is deterministic and its frontier samples use their own generators, so a
+probed run trains exactly as an unprobed one.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from transformers import TrainerCallback
+
+from rlvr_dynamics import exact
+from rlvr_dynamics.tasks import sums
+from rlvr_dynamics.tasks.base import Problem
+
+SETTINGS = {"paper": (0.6, 0.95), "full": (1.0, 1.0)}
+"""(temperature, top-p) of each measurement: Appendix C.2's evaluation setting, and the full
+distribution that RL samples from."""
+SPLITS = ("test", "ood")
+TOL, MAX_NODES, BELOW = 1e-3, 50, 4
+"""The exact measurement's tolerance, prefixes per problem and samples below the frontier (the
+reproduction chapter's settings, whose precision its agreement check shows)."""
+KEYS = ("p", "se", *sums.TRACES, "answer_entropy", "token_entropy")
+
+
+@torch.no_grad()
+def measure(model, tokenizer, problems: dict[str, list[Problem]], task: sums.SumTask,
+            max_tokens: int, seed: int = 0) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """``{setting: {split: {key: [value per problem]}}}`` for ``KEYS``."""
+    was_training = model.training
+    model.eval()
+    try:
+        out: dict[str, dict[str, dict[str, list[float]]]] = {}
+        for name, (temperature, top_p) in SETTINGS.items():
+            out[name] = {}
+            for split, chosen in problems.items():
+                est = exact.stratified_all(model, tokenizer, chosen, task, n=BELOW, seed=seed,
+                                           temperature=temperature, top_p=top_p,
+                                           max_tokens=max_tokens, tol=TOL, max_nodes=MAX_NODES,
+                                           trace=sums.trace)
+                rec = {"p": [e.p for e in est], "se": [e.se for e in est],
+                       "answer_entropy": [e.answer_entropy() for e in est],
+                       "token_entropy": [e.token_entropy for e in est]}
+                rec |= {k: [e.traces.get(k, 0.0) for e in est] for k in sums.TRACES}
+                out[name][split] = {k: [round(float(v), 6) for v in rec[k]] for k in KEYS}
+        return out
+    finally:
+        model.train(was_training)
+
+
+class BoundaryProbe(TrainerCallback):
+    """Every ``every`` optimizer updates, before the first and after the last: ``measure``."""
+
+    def __init__(self, trainer, task: sums.SumTask, problems: int, every: int,
+                 max_tokens: int) -> None:
+        self.trainer, self.task, self.every, self.max_tokens = trainer, task, every, max_tokens
+        self.problems = {s: task.problems(s)[:problems] for s in SPLITS}
+
+    def on_train_begin(self, args, state, control, **kwargs: Any) -> None:
+        if state.global_step == 0:  # a resumed run has it in its restored log_history
+            self.probe(state)
+
+    def on_step_end(self, args, state, control, **kwargs: Any) -> None:
+        if state.global_step % self.every == 0 or state.global_step == state.max_steps:
+            self.probe(state)
+
+    def probe(self, state) -> None:
+        state.log_history.append({"step": state.global_step, "probe": measure(
+            self.trainer.model, self.trainer.processing_class, self.problems, self.task,
+            self.max_tokens)})

@@ -1,0 +1,113 @@
+"""The regime knobs of the language model (issue: the two stages inside a language model): the
+path-prior dial moves P(stepwise) to the chosen value and leaves the paths' reliability near
+where it was; the training mix holds the share of problems beyond the direct path that was
+asked; the boundary probe measures the policy along training without changing the run."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from rlvr_dynamics import registry
+from rlvr_dynamics.path_prior import Refit, dial_check, refit
+from rlvr_dynamics.pretrain import PretrainConfig, base_model
+from rlvr_dynamics.tasks import sums
+from rlvr_dynamics.tasks.sums import Author, SumTask
+from rlvr_dynamics.training.config import TrainConfig
+from rlvr_dynamics.training.data import mix
+
+BASE = PretrainConfig(steps=150, hidden=32, layers=2, batch=32, warmup=10)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, one_thread):
+    import os
+    old = os.environ.get("RLVR_RESULTS")
+    os.environ["RLVR_RESULTS"] = str(tmp_path_factory.mktemp("results"))
+    yield
+    if old is None:
+        os.environ.pop("RLVR_RESULTS")
+    else:
+        os.environ["RLVR_RESULTS"] = old
+
+
+def test_the_mix_holds_the_share_of_problems_beyond_the_direct_path():
+    author, problems = Author(), SumTask().problems("train")
+    hard = lambda ps: [sums.direct_success(p.meta["terms"], author) == 0 for p in ps]
+    natural = np.mean(hard(problems))
+    assert 0.1 < natural < 0.4  # the drawn split: about a fifth beyond the carry cap
+    assert mix(problems, author, None) == problems
+    for share in (0.0, 0.5, 0.9, 1.0):
+        chosen = mix(problems, author, share)
+        assert abs(np.mean(hard(chosen)) - share) < 2 / len(chosen)
+        assert len(set(p.id for p in chosen)) == len(chosen)
+        assert [p.id for p in chosen] == [p.id for p in problems if p in chosen]  # drawn order
+    assert len(mix(problems, author, 0.0)) == len(problems) - sum(hard(problems))
+    with pytest.raises(ValueError, match="hard_share"):
+        mix(problems, author, 1.5)
+
+
+def test_the_dial_moves_the_prior_and_not_the_paths_reliability(results):
+    terms = [p.meta["terms"] for p in SumTask().problems("test")[:40]]
+    bases = {"base": base_model(BASE, "test")}
+    for q in (0.005, 0.3):
+        bases[f"prior {q}"] = refit(BASE, Refit(q), "test")
+    table = dial_check(bases, terms, BASE.author)
+    base = table.loc["base"]
+    assert 0.005 < base["P(stepwise)"] < 0.2
+    for q in (0.005, 0.3):
+        row = table.loc[f"prior {q}"]
+        assert q / 1.6 < row["P(stepwise)"] < q * 1.6, table
+        for reliability in ("P(right | direct)", "P(slip-free | stepwise)"):
+            assert abs(row[reliability] - base[reliability]) < 0.15, table
+    # found again by its settings, not refitted; the registry names it by a spec field
+    model, _ = registry.load_model("sums-base:steps=150,hidden=32,layers=2,batch=32,warmup=10,"
+                                   "prior=0.3", "test")
+    assert all(torch.equal(a, b) for a, b in zip(model.parameters(),
+                                                 bases["prior 0.3"][0].parameters()))
+    with pytest.raises(ValueError, match="prior must lie in"):
+        registry.check_model("sums-base:prior=1.5")
+
+
+def run_config(**changes) -> TrainConfig:
+    base = dict(algorithm="grpo", model=BASE, task=None, positive_weight=None, seed=0, steps=2,
+                num_generations=4, generation_batch=16, update_batch=8, micro_batch=8,
+                learning_rate=1e-3, weight_decay=0.01, beta=0.0, epsilon=0.2, dual_clip=3.0,
+                entropy_coef=0.0, temperature=1.0, max_completion_length=24, loss_type="dapo",
+                eval_every=1, eval_problems=4, eval_batch=4, checkpoint_every=1,
+                use_vllm=False, context=64, bf16=False, gradient_checkpointing=False)
+    return TrainConfig(**{**base, **changes})
+
+
+def test_knobs_need_the_tiny_sums_base():
+    for field, value in [("path_prior", 0.01), ("hard_share", 0.0), ("probe_every", 2)]:
+        with pytest.raises(ValueError, match=f"TrainConfig.{field}=.* needs the tiny sums base"):
+            run_config(model="Qwen/Qwen2.5-Math-7B", task="sums", **{field: value})
+    with pytest.raises(ValueError, match=r"TrainConfig.hard_share=2.0 must be None or in"):
+        run_config(hard_share=2.0)
+
+
+def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(results):
+    from rlvr_dynamics.training.run import load_dynamics, train
+
+    plain = load_dynamics(train(run_config(path_prior=0.2, hard_share=0.5), "test"))
+    probed = load_dynamics(train(run_config(path_prior=0.2, hard_share=0.5, probe_every=1,
+                                            probe_problems=3), "test"))
+    assert [r["step"] for r in probed if "probe" in r] == [0, 1, 2]
+    for a, b in zip(plain, probed):
+        assert {k: v for k, v in a.items()} == {k: v for k, v in b.items() if k != "probe"}
+    rec = probed[0]["probe"]
+    assert set(rec) == {"paper", "full"} and set(rec["full"]) == {"test", "ood"}
+    for setting in rec.values():
+        for split in setting.values():
+            p = np.array(split["p"])
+            assert len(p) == 3 and ((0 <= p) & (p <= 1)).all()
+            paths = sum(np.array(split[k]) for k in ("direct_right", "direct_wrong",
+                                                     "stepwise_right", "stepwise_wrong"))
+            assert (paths <= 1 + 1e-6).all() and (paths > 0.9).all()
+            right = np.array(split["direct_right"]) + np.array(split["stepwise_right"])
+            assert np.allclose(right, p, atol=0.05)
+    # the probe at step 0 measures the refitted base: its stepwise mass near the prior
+    full = rec["full"]["test"]
+    stepwise = np.array(full["stepwise_right"]) + np.array(full["stepwise_wrong"])
+    assert 0.2 / 1.6 < stepwise.mean() < 0.2 * 1.6
