@@ -118,18 +118,30 @@ def refit(cfg: PretrainConfig, refit: Refit, profile: str):
     return model, tokenizer
 
 
+@torch.no_grad()
+def stepwise_prior(model, tokenizer, terms: list[tuple[int, ...]]) -> np.ndarray:
+    """P(the first completion character starts the stepwise path: ``x``'s first digit), per
+    problem, exactly from the logits."""
+    p = torch.softmax(model(**first_position_batch(tokenizer, terms)).logits[:, -1].float(), -1)
+    first = tokenizer.convert_tokens_to_ids([str(t[0])[0] for t in terms])
+    return p[torch.arange(len(terms)), torch.tensor(first)].numpy()
+
+
 def dial_check(bases: dict[str, tuple], terms: list[tuple[int, ...]], author) -> pd.DataFrame:
-    """Per named base (``(model, tokenizer)``), the exact means over ``terms`` of P(stepwise),
-    P(right | direct) and P(slip-free steps | stepwise) (``pretrain.author_match``), beside
-    the author's: what a refit changed, and what it left alone."""
+    """Per named base (``(model, tokenizer)``), the exact means over ``terms`` of P(stepwise)
+    (``stepwise_prior``), P(direct) (first character ``#``), P(right | direct) and P(slip-free
+    steps | stepwise) (``pretrain.author_match``), beside the author's: what a refit changed,
+    and what it left alone."""
     rows = {}
     for name, (model, tokenizer) in bases.items():
+        model.eval()
         with torch.no_grad():
             m = author_match(model, tokenizer, terms, author)
-        rows[name] = {"P(stepwise)": m["stepwise"].mean(),
+        rows[name] = {"P(stepwise)": stepwise_prior(model, tokenizer, terms).mean(),
+                      "P(direct)": 1 - m["stepwise"].mean(),
                       "P(right | direct)": m["direct_right"].mean(),
                       "P(slip-free | stepwise)": m["clean_stepwise"].mean()}
-    rows["author"] = {"P(stepwise)": author.stepwise,
+    rows["author"] = {"P(stepwise)": author.stepwise, "P(direct)": 1 - author.stepwise,
                       "P(right | direct)": m["author_direct_right"].mean(),
                       "P(slip-free | stepwise)": m["author_clean_stepwise"].mean()}
     return pd.DataFrame(rows).T

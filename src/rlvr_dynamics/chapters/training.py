@@ -103,7 +103,8 @@ class Params(NeedsParams):
                    ) -> TrainConfig:
         """The run of ``algorithm`` and ``seed`` (and lambda ``positive_weight``)."""
         fields = set(TrainConfig.__dataclass_fields__) - {
-            "algorithm", "model", "task", "positive_weight", "seed"}
+            "algorithm", "model", "task", "positive_weight", "seed",
+            "path_prior", "hard_share", "probe_every", "probe_problems"}  # the regimes' knobs
         try:
             return TrainConfig(algorithm=algorithm, model=self.base(),
                                task=None if self.model == registry.BASE_MODEL else self.task,

@@ -1,0 +1,373 @@
+"""The regimes chapter (``notebooks/regimes.md``): where RLVR shrinks the language model's
+boundary, where it expands it, and when -- the toy's phase diagram asked of the LM.
+
+A *regime* is a base and a training mix: the base's prior on the rare (stepwise) path, set by
+the dial of ``path_prior`` (None: as pretrained), and the share of training problems beyond the
+direct path (``training.data.mix``; None: the train split as drawn). Each regime is trained
+with each algorithm over seeds, with the training chapter's settings and the boundary probed
+from the policy's probabilities along training (``training.probe``). From the probes:
+
+* the paths' probability masses over steps (the LM's analogue of the toy's pi(a1), pi(a2));
+* Pass@k over steps for any k (exact: 1 - (1 - p)^k per problem), on all problems and on the
+  problems beyond the direct path (rare-path-only: only the stepwise path can solve them);
+* the **time to expansion**: the first probed step at which the stepwise path carries more
+  mass than the direct one (the toy's pi(a2) > pi(a1)), per seed; inf if never;
+* the **shrinkage depth**: the lowest Pass@k on the rare-path-only problems over the probes
+  after the start, minus the base's (negative: the boundary shrank there), per seed;
+* the **toy's prediction** for the same pi0(a2), rewards and G (``toy_inputs``): its time to
+  expansion and the depth of its own dip of pi(a2), from ``toy`` with the toy chapter's
+  optimizer and learning rate. Its steps are not the LM's (other learning rates, other
+  parameterisations): what is compared is the ordering across regimes.
+
+A run that has not expanded by its last step is *stalled* when its stepwise mass at the end is
+no higher than at the middle of the run (``STALL``), otherwise *still rising* (undecided).
+"""
+from __future__ import annotations
+
+import textwrap
+from typing import Any, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, model_validator
+
+from rlvr_dynamics import stats, toy
+from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
+from rlvr_dynamics.tasks import sums
+from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE, COLORS
+from rlvr_dynamics.training.config import TrainConfig
+from rlvr_dynamics.training.probe import SPLITS
+from rlvr_dynamics.training.run import load_dynamics, obtain_all
+
+PATHS = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong")
+SHRINK_MARGIN = 2.0
+"""Points of Pass@k on the rare-path-only problems below the base that count as shrinkage (the
+reproduction chapter's large-k margin)."""
+ENTROPY_MARGIN = 0.05
+"""Nats of answer entropy that count as a difference (the reproduction chapter's margin)."""
+
+
+class Regime(BaseModel):
+    """A base (its path prior refitted, or None: as pretrained) and a training mix (the share of
+    problems beyond the direct path, or None: as drawn)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    prior: Real(0, 1, open_lo=True) | None = None
+    hard_share: Real(0, 1) | None = None
+
+
+class Params(NeedsParams):
+    """The ``regimes`` (name -> prior and mix), trained with ``algorithms`` x ``seeds`` for
+    ``steps`` generation steps with the training chapter's other settings, the boundary probed
+    every ``probe_every`` steps on ``probe_problems`` problems per split; the boundary read at
+    k = ``k`` (Pass@k shown at ``ks``); the toy's prediction from ``toy_seeds`` runs of
+    ``toy_steps`` steps; ``workers`` runs side by side."""
+
+    needs = ("training", "toy_dynamics")
+
+    regimes: dict[str, Regime] = {"as pretrained": {}, "prior 0.01": {"prior": 0.01},
+                                  "prior 0.002": {"prior": 0.002}}
+    algorithms: ListOf(str) = ["grpo", "grpo_n"]
+    seeds: ListOf(Int(0)) = [0, 1, 2]
+    steps: Int(1) = 200
+    probe_every: Int(1) = 10
+    probe_problems: Int(1) = 20
+    k: Int(1) = 256
+    ks: ListOf(Int(1)) = [1, 16, 256, 4096]
+    toy_seeds: Int(1) = 1000
+    toy_steps: Int(1) = 2000
+    workers: Int(1) = 2
+
+    @model_validator(mode="after")
+    def _cross(self):
+        require(len(self.regimes) >= 1, "regimes must name at least one regime")
+        for name in self.algorithms:
+            require(name in ALGORITHMS, f"algorithms has {name!r}; valid: {sorted(ALGORITHMS)}")
+        require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
+        require(self.probe_every <= self.steps, f"probe_every={self.probe_every} must be <= "
+                                                f"steps={self.steps}")
+        return self
+
+    def runs(self) -> dict[tuple[str, str, int], TrainConfig]:
+        """(regime, algorithm, seed) -> its run: the training chapter's settings with this
+        chapter's steps, knobs and probes."""
+        T = needed(self, "training")
+        require(T.model == "sums-base", "the regimes are dials of the sums base: the training "
+                                        f"chapter's model must be 'sums-base', got {T.model!r}")
+        return {(name, a, s): T.run_config(a, s).replace(
+                    steps=self.steps, path_prior=r.prior, hard_share=r.hard_share,
+                    probe_every=self.probe_every, probe_problems=self.probe_problems)
+                for name, r in self.regimes.items() for a in self.algorithms for s in self.seeds}
+
+
+def train_all(P: Params) -> dict[tuple[str, str, int], list[dict]]:
+    """Every run of ``P`` (trained where missing, ``P.workers`` at a time): its dynamics."""
+    runs = P.runs()
+    T = needed(P, "training")
+    folders = obtain_all(list(runs.values()), P.profile, inline=T.train_inline,
+                         workers=P.workers)
+    return {key: load_dynamics(f) for key, f in zip(runs, folders)}
+
+
+# --- the probes as tables ----------------------------------------------------------------------
+
+def hard_problems(task: sums.SumTask, author: sums.Author, count: int) -> dict[str, np.ndarray]:
+    """Per split, which of its first ``count`` problems lie beyond the direct path (no direct
+    answer can be right: only the stepwise path solves them)."""
+    return {s: np.array([sums.direct_success(p.meta["terms"], author) == 0.0
+                         for p in task.problems(s)[:count]]) for s in SPLITS}
+
+
+def probes(dynamics: dict[tuple[str, str, int], list[dict]]) -> pd.DataFrame:
+    """One row per (regime, algorithm, seed, step, setting, split, problem) with the probe's
+    values (``training.probe.KEYS``)."""
+    frames = []
+    for (regime, algorithm, seed), run in dynamics.items():
+        for r in run:
+            for setting, splits in r.get("probe", {}).items():
+                for split, values in splits.items():
+                    f = pd.DataFrame(values)
+                    f["problem"] = np.arange(len(f))
+                    f[["regime", "algorithm", "seed", "step", "setting", "split"]] = (
+                        regime, ALGORITHMS[algorithm].label, seed, r["step"], setting, split)
+                    frames.append(f)
+    return pd.concat(frames, ignore_index=True)
+
+
+def with_passk(long: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
+    """``long`` with Pass@k (%) = 100 (1 - (1 - p)^k) per problem for each k."""
+    out = long.copy()
+    for k in ks:
+        out[f"pass@{k}"] = 100 * (1 - (1 - out["p"].clip(0, 1)) ** k)
+    out["stepwise"] = out["stepwise_right"] + out["stepwise_wrong"]
+    out["direct"] = out["direct_right"] + out["direct_wrong"]
+    return out
+
+
+def per_run(long: pd.DataFrame, hard: dict[str, np.ndarray], columns: Sequence[str]
+            ) -> pd.DataFrame:
+    """Means over problems per (regime, algorithm, seed, setting, split, step): over all of
+    them, and over the rare-path-only ones (``hard_<column>``)."""
+    keys = ["regime", "algorithm", "seed", "setting", "split", "step"]
+    flag = np.array([hard[s][i] for s, i in zip(long["split"], long["problem"])])
+    out = long.groupby(keys)[list(columns)].mean()
+    h = long[flag].groupby(keys)[list(columns)].mean().add_prefix("hard_")
+    return out.join(h).reset_index()
+
+
+# --- the two stages in numbers -----------------------------------------------------------------
+
+def time_to_expansion(run: pd.DataFrame) -> float:
+    """The first probed step at which the stepwise path carries more mass than the direct one
+    (one run's rows of ``per_run`` for one setting and split); inf if it never does."""
+    run = run.sort_values("step")
+    over = run[run["stepwise"] > run["direct"]]
+    return float(over["step"].iloc[0]) if len(over) else float("inf")
+
+
+def shrinkage(run: pd.DataFrame, k: int) -> tuple[float, float]:
+    """(depth, step): the lowest Pass@k on the rare-path-only problems after the start, minus
+    its value at the start (points; negative: shrank), and the step where it was lowest."""
+    run = run.sort_values("step")
+    start, later = run.iloc[0][f"hard_pass@{k}"], run.iloc[1:]
+    low = later[f"hard_pass@{k}"].idxmin()
+    return float(later.loc[low, f"hard_pass@{k}"] - start), float(later.loc[low, "step"])
+
+
+def stalled(run: pd.DataFrame) -> bool:
+    """No expansion, and the stepwise mass at the last probe no higher than at mid-run."""
+    run = run.sort_values("step")
+    mid = run.iloc[len(run) // 2]["stepwise"]
+    return bool(np.isinf(time_to_expansion(run)) and run.iloc[-1]["stepwise"] <= mid)
+
+
+def stages(means: pd.DataFrame, k: int, setting: str = "full", split: str = "test"
+           ) -> pd.DataFrame:
+    """Per run (regime, algorithm, seed): time to expansion, shrinkage depth and its step,
+    whether it stalled, the stepwise mass at the start and at the end."""
+    part = means[(means["setting"] == setting) & (means["split"] == split)]
+    rows = []
+    for (regime, algorithm, seed), run in part.groupby(["regime", "algorithm", "seed"],
+                                                       sort=False):
+        depth, at = shrinkage(run, k)
+        run = run.sort_values("step")
+        rows.append({"regime": regime, "algorithm": algorithm, "seed": seed,
+                     "expansion": time_to_expansion(run), "depth": depth, "depth_step": at,
+                     "stalled": stalled(run), "stepwise_0": run.iloc[0]["stepwise"],
+                     "stepwise_end": run.iloc[-1]["stepwise"]})
+    return pd.DataFrame(rows)
+
+
+# --- the toy's prediction ----------------------------------------------------------------------
+
+def toy_inputs(long: pd.DataFrame, hard: dict[str, np.ndarray], regime: str,
+               hard_share: float | None, setting: str = "full", split: str = "test"
+               ) -> tuple[list[float], list[float]]:
+    """The toy setting of a regime, read from its base (the probes at step 0, over algorithms
+    and seeds): pi0 = [P(direct), P(stepwise), P(neither)] and rewards r = [r1, r2, 0], where
+    r1 is the direct path's success rate on the training mix (its rate on the problems it can
+    solve, times their share: ``1 - hard_share``, or the split's own share for None) and r2 the
+    stepwise path's. A first-order mapping: the toy's rewards are fixed per action, the LM's
+    are Bernoulli with these means."""
+    part = long[(long["regime"] == regime) & (long["setting"] == setting)
+                & (long["split"] == split) & (long["step"] == 0)]
+    flag = hard[split][part["problem"].to_numpy()]
+    direct = part["direct_right"] + part["direct_wrong"]
+    stepwise = part["stepwise_right"] + part["stepwise_wrong"]
+    easy = part[~flag]
+    rate = float((easy["direct_right"] / direct[~flag].clip(lower=1e-12)).mean())
+    share = float(flag.mean()) if hard_share is None else hard_share
+    r1 = rate * (1 - share)
+    r2 = float(part["stepwise_right"].sum() / max(stepwise.sum(), 1e-12))
+    p_direct, p_step = float(direct.mean()), float(stepwise.mean())
+    pi0 = np.array([p_direct, p_step, max(1e-4, 1 - p_direct - p_step)])
+    return list(pi0 / pi0.sum()), [r1, r2, 0.0]
+
+
+def toy_prediction(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
+                   seeds: int, negative_only: bool = False) -> dict[str, float]:
+    """The toy (the toy chapter's optimizer, learning rate and tau, ``D``; the negative-only
+    update for the -N algorithms) from ``pi0`` with rewards ``r`` and group size ``G``: the
+    median time to expansion over seeds (inf where half never expand), the share expanded, and
+    the depth of pi(a2)'s dip below pi0(a2) (relative: the lowest mean pi(a2) over pi0(a2),
+    minus 1). A base already past expansion (pi0(a2) >= pi0(a1)) or whose rare path is not
+    better (r2 <= r1) is outside the toy's scenario: NaN."""
+    if not (pi0[0] > pi0[1] and r[0] < r[1]):
+        return {"toy expansion": np.nan, "toy expanded": np.nan, "toy dip": np.nan}
+    s = toy.summarise(z0=toy.logits(pi0), r=r, G=G, lr=D.lr, optimizer=D.optimizer,
+                      tau=D.tau, negative_only=negative_only, steps=steps, seeds=seeds,
+                      seed=0, progress=False)
+    t = s.t_expand[0]
+    return {"toy expansion": float(np.median(t)), "toy expanded": float(np.isfinite(t).mean()),
+            "toy dip": float(s.mean[:, 0, 1].min() / pi0[1] - 1)}
+
+
+# --- figures -----------------------------------------------------------------------------------
+
+PATH_STYLE = {"direct_right": ("direct, right", "tab:blue", "-"),
+              "direct_wrong": ("direct, wrong", "tab:blue", ":"),
+              "stepwise_right": ("stepwise, right", "tab:red", "-"),
+              "stepwise_wrong": ("stepwise, wrong", "tab:red", ":")}
+
+
+def _band(ax, g: pd.DataFrame, column: str, **style) -> None:
+    s = g.groupby("step")[column].agg(["mean", "min", "max"])
+    ax.plot(s.index, s["mean"], lw=1.4, **style)
+    ax.fill_between(s.index, s["min"], s["max"], color=style.get("color"), alpha=0.12, lw=0)
+
+
+def plot_regime(means: pd.DataFrame, regime: str, k: int, ks: Sequence[int], title: str,
+                split: str = "test") -> plt.Figure:
+    """One regime: per algorithm, the paths' masses over steps (the toy's Figure 1 layout),
+    then Pass@k over steps on all problems and on the rare-path-only ones, under the full
+    distribution (solid) and the paper's setting (dashed); mean over seeds, band min-max."""
+    part = means[(means["regime"] == regime) & (means["split"] == split)]
+    algos = list(dict.fromkeys(part["algorithm"]))
+    fig, axes = plt.subplots(1, len(algos) + 2, figsize=(3.2 * (len(algos) + 2), 3.1),
+                             squeeze=False)
+    axes = axes[0]
+    full = part[part["setting"] == "full"]
+    for ax, a in zip(axes, algos):
+        for key, (name, color, style) in PATH_STYLE.items():
+            _band(ax, full[full["algorithm"] == a], key, color=color, ls=style, label=name)
+        ax.set(title=f"{a}: paths (full)", xlabel="training step", ylim=(-0.02, 1.02))
+    axes[0].set_ylabel("probability mass")
+    axes[len(algos) - 1].legend(fontsize=7)
+    for ax, prefix, name in ((axes[-2], "", "all problems"),
+                             (axes[-1], "hard_", "rare-path-only problems")):
+        for a in algos:
+            for setting, ls in (("full", "-"), ("paper", "--")):
+                g = part[(part["algorithm"] == a) & (part["setting"] == setting)]
+                _band(ax, g, f"{prefix}pass@{k}", color=COLORS.get(a), ls=ls,
+                      label=f"{a}, {setting}")
+        ax.set(title=f"Pass@{k}, {name}", xlabel="training step", ylim=(-2, 102))
+    axes[-2].set_ylabel("Pass@k (%)")
+    axes[-1].legend(fontsize=7)
+    for ax in axes:
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+    fig.suptitle(textwrap.fill(title, 170), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_phase(table: pd.DataFrame, steps: int, title: str) -> plt.Figure:
+    """The LM's phase diagram beside the toy's prediction: per regime (x: its base's measured
+    P(stepwise)) and algorithm, the time to expansion (left; seeds as dots, never expanded
+    drawn at the top) and the shrinkage depth (right; mean and seeds), the toy's predicted
+    time to expansion on a second axis."""
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
+    for algo, g in table.groupby("algorithm", sort=False):
+        c = COLORS.get(algo)
+        x = g["pi0(a2)"].to_numpy()
+        t = np.where(np.isinf(g["expansion"]), steps * 1.15, g["expansion"])
+        a1.scatter(x, t, color=c, s=14, alpha=0.7, label=algo)
+        m = g.groupby("pi0(a2)")["depth"].agg(["mean", "min", "max"])
+        a2.errorbar(m.index, m["mean"], yerr=[m["mean"] - m["min"], m["max"] - m["mean"]],
+                    color=c, marker="o", ms=4, capsize=3, label=algo)
+    toy_t = table.groupby("pi0(a2)")["toy expansion"].first()
+    ax_toy = a1.twinx()
+    ax_toy.plot(toy_t.index, np.where(np.isinf(toy_t), np.nan, toy_t), "k--", marker="x",
+                label="toy's prediction")
+    ax_toy.set_ylabel("toy: steps to expansion (its own scale)", fontsize=8)
+    ax_toy.legend(fontsize=7, loc="upper right")
+    a1.axhline(steps * 1.15, color="0.6", lw=0.8)
+    a1.set(xscale="log", xlabel="base's P(stepwise) (toy: initial π(a2))",
+           ylabel="LM: step of expansion", title="time to expansion (above the line: never)")
+    a2.axhline(0, color="0.6", lw=0.8)
+    a2.axhspan(-SHRINK_MARGIN, SHRINK_MARGIN, color="0.9")
+    a2.set(xscale="log", xlabel="base's P(stepwise)", ylabel="points of Pass@k vs the base",
+           title="shrinkage depth on rare-path-only problems")
+    a1.legend(fontsize=7, loc="upper left")
+    for ax in (a1, a2):
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+# --- verdicts per regime -----------------------------------------------------------------------
+
+def regime_verdicts(table: pd.DataFrame, entropy: pd.DataFrame) -> pd.DataFrame:
+    """Per regime, the paper's three LM claims as checks over seeds (``stats``):
+    both stages (shrinkage depth below -``SHRINK_MARGIN`` and every seed expanded after its
+    deepest point); GRPO-N's depth not below GRPO's by more than the margin (it keeps the
+    boundary where GRPO shrinks); GRPO-N's answer entropy at the end above GRPO's
+    (``entropy``: regime, algorithm, seed, answer entropy)."""
+    rows = []
+    for regime, g in table.groupby("regime", sort=False):
+        row = {"regime": regime}
+        for algo, h in g.groupby("algorithm", sort=False):
+            e = stats.one_sample(-h["depth"].to_numpy(), SHRINK_MARGIN)
+            expanded_after = bool((np.isfinite(h["expansion"])
+                                   & (h["expansion"] >= h["depth_step"])).all())
+            v = e.verdict
+            if v == stats.REPLICATES and not expanded_after:
+                v = "shrinkage only"
+            row[f"{algo}: shrinkage then expansion"] = f"{v} (depth {e.text('{:+.1f}')} pts)"
+        depth = {a: h["depth"].to_numpy() for a, h in g.groupby("algorithm")}
+        if {"GRPO", "GRPO-N"} <= set(depth):
+            e = stats.two_sample(depth["GRPO-N"], depth["GRPO"], SHRINK_MARGIN,
+                                 stats.NON_INFERIORITY)
+            row["GRPO-N keeps the boundary vs GRPO"] = f"{e.verdict} ({e.text('{:+.1f}')})"
+        h = entropy[entropy["regime"] == regime]
+        ent = {a: x["answer entropy"].to_numpy() for a, x in h.groupby("algorithm")}
+        if {"GRPO", "GRPO-N"} <= set(ent):
+            e = stats.two_sample(ent["GRPO-N"], ent["GRPO"], ENTROPY_MARGIN)
+            row["GRPO-N answer entropy above GRPO"] = f"{e.verdict} ({e.text()})"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("regime")
+
+
+def final_entropy(long: pd.DataFrame, setting: str = "full", split: str = "test"
+                  ) -> pd.DataFrame:
+    """Per run, the answer and token entropy at its last probe (means over problems)."""
+    part = long[(long["setting"] == setting) & (long["split"] == split)]
+    last = part.groupby(["regime", "algorithm", "seed"])["step"].transform("max")
+    return (part[part["step"] == last].groupby(["regime", "algorithm", "seed"])
+            [["answer_entropy", "token_entropy"]].mean().rename(
+                columns={"answer_entropy": "answer entropy", "token_entropy": "token entropy"})
+            .reset_index())
