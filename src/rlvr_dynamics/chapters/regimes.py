@@ -24,6 +24,7 @@ no higher than at the middle of the run (``STALL``), otherwise *still rising* (u
 """
 from __future__ import annotations
 
+import dataclasses
 import textwrap
 from typing import Any, Sequence
 
@@ -35,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
 from rlvr_dynamics.tasks import sums
-from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE, COLORS
+from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.probe import SPLITS
 from rlvr_dynamics.training.run import load_dynamics, obtain_all
@@ -49,13 +50,21 @@ ENTROPY_MARGIN = 0.05
 
 
 class Regime(BaseModel):
-    """A base (its path prior refitted, or None: as pretrained) and a training mix (the share of
+    """A base (its path prior refitted, or None: as pretrained; pretrained from seed
+    ``base_seed``, or None: the base-model chapter's seed) and a training mix (the share of
     problems beyond the direct path, or None: as drawn)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     prior: Real(0, 1, open_lo=True) | None = None
     hard_share: Real(0, 1) | None = None
+    base_seed: Int(0) | None = None
+
+    def base(self, T: Any):
+        """The ``PretrainConfig`` this regime's runs start from (``T``: the training chapter's
+        parameters)."""
+        cfg = T.base()
+        return cfg if self.base_seed is None else dataclasses.replace(cfg, seed=self.base_seed)
 
 
 class Params(NeedsParams):
@@ -97,8 +106,9 @@ class Params(NeedsParams):
         require(T.model == "sums-base", "the regimes are dials of the sums base: the training "
                                         f"chapter's model must be 'sums-base', got {T.model!r}")
         return {(name, a, s): T.run_config(a, s).replace(
-                    steps=self.steps, path_prior=r.prior, hard_share=r.hard_share,
-                    probe_every=self.probe_every, probe_problems=self.probe_problems)
+                    model=r.base(T), steps=self.steps, path_prior=r.prior,
+                    hard_share=r.hard_share, probe_every=self.probe_every,
+                    probe_problems=self.probe_problems)
                 for name, r in self.regimes.items() for a in self.algorithms for s in self.seeds}
 
 
@@ -186,6 +196,7 @@ def stalled(run: pd.DataFrame) -> bool:
 def stages(means: pd.DataFrame, k: int, setting: str = "full", split: str = "test"
            ) -> pd.DataFrame:
     """Per run (regime, algorithm, seed): time to expansion, shrinkage depth and its step,
+    the change of Pass@k on the rare-path-only problems from the start to the end (``gain``),
     whether it stalled, the stepwise mass at the start and at the end."""
     part = means[(means["setting"] == setting) & (means["split"] == split)]
     rows = []
@@ -195,6 +206,7 @@ def stages(means: pd.DataFrame, k: int, setting: str = "full", split: str = "tes
         run = run.sort_values("step")
         rows.append({"regime": regime, "algorithm": algorithm, "seed": seed,
                      "expansion": time_to_expansion(run), "depth": depth, "depth_step": at,
+                     "gain": float(run.iloc[-1][f"hard_pass@{k}"] - run.iloc[0][f"hard_pass@{k}"]),
                      "stalled": stalled(run), "stepwise_0": run.iloc[0]["stepwise"],
                      "stepwise_end": run.iloc[-1]["stepwise"]})
     return pd.DataFrame(rows)
@@ -332,27 +344,31 @@ def plot_phase(table: pd.DataFrame, steps: int, title: str) -> plt.Figure:
 # --- verdicts per regime -----------------------------------------------------------------------
 
 def regime_verdicts(table: pd.DataFrame, entropy: pd.DataFrame) -> pd.DataFrame:
-    """Per regime, the paper's three LM claims as checks over seeds (``stats``):
-    both stages (shrinkage depth below -``SHRINK_MARGIN`` and every seed expanded after its
-    deepest point); GRPO-N's depth not below GRPO's by more than the margin (it keeps the
-    boundary where GRPO shrinks); GRPO-N's answer entropy at the end above GRPO's
-    (``entropy``: regime, algorithm, seed, answer entropy)."""
+    """Per regime, the paper's LM claims as checks over seeds (``stats``), on the
+    rare-path-only problems at the chapter's k (points of Pass@k against the base):
+
+    * per algorithm, *shrinkage*: the depth below -``SHRINK_MARGIN``; *expansion*: the gain
+      from start to end above +``SHRINK_MARGIN``; *shrinkage, then expansion*: both replicate
+      and in every seed the deepest point comes before the step of expansion;
+    * *GRPO-N keeps the base's boundary*: GRPO-N's depth not below -``SHRINK_MARGIN``
+      (non-inferiority), read beside GRPO's shrinkage;
+    * *GRPO-N's answer entropy above GRPO's* at the end (``entropy``: regime, algorithm, seed,
+      answer entropy), by more than ``ENTROPY_MARGIN``."""
     rows = []
     for regime, g in table.groupby("regime", sort=False):
         row = {"regime": regime}
         for algo, h in g.groupby("algorithm", sort=False):
-            e = stats.one_sample(-h["depth"].to_numpy(), SHRINK_MARGIN)
-            expanded_after = bool((np.isfinite(h["expansion"])
-                                   & (h["expansion"] >= h["depth_step"])).all())
-            v = e.verdict
-            if v == stats.REPLICATES and not expanded_after:
-                v = "shrinkage only"
-            row[f"{algo}: shrinkage then expansion"] = f"{v} (depth {e.text('{:+.1f}')} pts)"
+            shrink = stats.one_sample(-h["depth"].to_numpy(), SHRINK_MARGIN)
+            grow = stats.one_sample(h["gain"].to_numpy(), SHRINK_MARGIN)
+            ordered = bool((h["depth_step"] < h["expansion"]).all())
+            both = two_stages(shrink.verdict, grow.verdict, ordered)
+            row[f"{algo}: shrinkage"] = f"{shrink.verdict} (depth {_neg(shrink)})"
+            row[f"{algo}: expansion"] = f"{grow.verdict} (gain {grow.text('{:+.1f}')})"
+            row[f"{algo}: shrinkage, then expansion"] = both
         depth = {a: h["depth"].to_numpy() for a, h in g.groupby("algorithm")}
-        if {"GRPO", "GRPO-N"} <= set(depth):
-            e = stats.two_sample(depth["GRPO-N"], depth["GRPO"], SHRINK_MARGIN,
-                                 stats.NON_INFERIORITY)
-            row["GRPO-N keeps the boundary vs GRPO"] = f"{e.verdict} ({e.text('{:+.1f}')})"
+        if "GRPO-N" in depth:
+            e = stats.one_sample(depth["GRPO-N"], SHRINK_MARGIN, stats.NON_INFERIORITY)
+            row["GRPO-N keeps the base's boundary"] = f"{e.verdict} (depth {e.text('{:+.1f}')})"
         h = entropy[entropy["regime"] == regime]
         ent = {a: x["answer entropy"].to_numpy() for a, x in h.groupby("algorithm")}
         if {"GRPO", "GRPO-N"} <= set(ent):
@@ -360,6 +376,27 @@ def regime_verdicts(table: pd.DataFrame, entropy: pd.DataFrame) -> pd.DataFrame:
             row["GRPO-N answer entropy above GRPO"] = f"{e.verdict} ({e.text()})"
         rows.append(row)
     return pd.DataFrame(rows).set_index("regime")
+
+
+def two_stages(shrink: str, expand: str, ordered: bool) -> str:
+    """The verdict on "shrinkage, then expansion" from the verdicts of the two stages and
+    whether, in every seed, the deepest point came before the expansion."""
+    if stats.FEW_SEEDS in (shrink, expand):
+        return stats.FEW_SEEDS
+    if shrink == expand == stats.REPLICATES:
+        return stats.REPLICATES if ordered else "both, not in that order"
+    if shrink == stats.REPLICATES:
+        return "shrinkage only"
+    if expand == stats.REPLICATES:
+        return "expansion only"
+    return "neither"
+
+
+def _neg(e: stats.Effect) -> str:
+    """An effect estimated on negated values, shown on the original scale."""
+    if np.isnan(e.half_width):
+        return f"{-e.estimate:+.1f} (one seed: no interval)"
+    return f"{-e.estimate:+.1f} [{-e.high:+.1f}, {-e.low:+.1f}]"
 
 
 def final_entropy(long: pd.DataFrame, setting: str = "full", split: str = "test"

@@ -1,0 +1,125 @@
+"""The regimes chapter's readings on synthetic probes: a run that shrinks then expands, one that
+only expands, one that stalls; each verdict reachable; the toy's inputs read from the base."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rlvr_dynamics import stats
+from rlvr_dynamics.chapters import regimes as chapter
+from rlvr_dynamics.tasks import sums
+from rlvr_dynamics.training.probe import KEYS, SETTINGS, SPLITS
+
+N = 6
+HARD = {s: np.array([False, False, False, True, True, True]) for s in SPLITS}
+
+
+def probe(stepwise: float, p_hard: float, direct_rate: float = 0.5) -> dict:
+    """One probe: every problem takes the stepwise path with mass ``stepwise`` (always right);
+    the direct path is right with ``direct_rate`` on the easy problems, never on the hard ones;
+    the hard problems' p is ``p_hard``."""
+    rows = {k: [] for k in KEYS}
+    for hard in HARD["test"]:
+        direct = 1 - stepwise
+        dr = 0.0 if hard else direct * direct_rate
+        p = p_hard if hard else stepwise + dr
+        values = {"p": p, "se": 0.0, "direct_right": dr, "direct_wrong": direct - dr,
+                  "stepwise_right": stepwise, "stepwise_wrong": 0.0, "corrected": 0.0,
+                  "corrected_right": 0.0, "answer_entropy": 0.5, "token_entropy": 0.1}
+        for k in KEYS:
+            rows[k].append(values[k])
+    return {s: {split: rows for split in SPLITS} for s in SETTINGS}
+
+
+def run(stepwise: list[float], p_hard: list[float]) -> list[dict]:
+    return [{"step": 10 * i, "probe": probe(s, p)} for i, (s, p) in enumerate(zip(stepwise, p_hard))]
+
+
+SHAPES = {  # stepwise mass and the hard problems' p over 6 probes
+    "shrinks then expands": ([0.05, 0.03, 0.02, 0.2, 0.7, 0.9], [0.5, 0.2, 0.1, 0.4, 0.9, 0.95]),
+    "expands at once": ([0.05, 0.3, 0.6, 0.8, 0.9, 0.95], [0.5, 0.6, 0.8, 0.9, 0.95, 0.97]),
+    "stalls": ([0.05, 0.03, 0.01, 0.01, 0.005, 0.004], [0.5, 0.3, 0.1, 0.05, 0.04, 0.03]),
+}
+
+
+def tables(shape: str, seeds: int = 3, noise: float = 0.0, k: int = 16):
+    rng = np.random.default_rng(0)
+    dynamics = {}
+    for algo in ("grpo", "grpo_n"):
+        for s in range(seeds):
+            step, hard = SHAPES[shape]
+            jitter = lambda v: list(np.clip(np.array(v) + noise * rng.normal(size=len(v)), 0, 1))
+            dynamics[shape, algo, s] = run(jitter(step), jitter(hard))
+    long = chapter.with_passk(chapter.probes(dynamics), [1, k])
+    columns = ["pass@1", f"pass@{k}", "stepwise", "direct", *chapter.PATHS]
+    means = chapter.per_run(long, HARD, columns)
+    return long, means, chapter.stages(means, k)
+
+
+def test_time_to_expansion_depth_and_stall_per_run():
+    _, _, runs = tables("shrinks then expands")
+    assert (runs["expansion"] == 40).all()  # stepwise 0.7 > direct 0.3 first at step 40
+    assert (runs["depth_step"] == 20).all()
+    expected = 100 * ((1 - 0.9 ** 16) - (1 - 0.5 ** 16))  # p_hard 0.5 -> 0.1
+    assert np.allclose(runs["depth"], expected)
+    assert not runs["stalled"].any()
+    _, _, stall = tables("stalls")
+    assert np.isinf(stall["expansion"]).all() and stall["stalled"].all()
+    _, _, fast = tables("expands at once")
+    assert (fast["expansion"] == 20).all() and (fast["depth"] > 0).all()
+
+
+@pytest.mark.parametrize("shape, expected", [
+    ("shrinks then expands", stats.REPLICATES),
+    ("expands at once", "expansion only"),
+    ("stalls", "shrinkage only"),
+])
+def test_every_reading_of_the_two_stages_is_reachable(shape, expected):
+    long, _, runs = tables(shape, noise=0.01, k=4)
+    verdicts = chapter.regime_verdicts(runs, chapter.final_entropy(long))
+    assert verdicts.loc[shape, "GRPO: shrinkage, then expansion"] == expected, verdicts.T
+    keeps = verdicts.loc[shape, "GRPO-N keeps the base's boundary"]
+    assert keeps.startswith(stats.REPLICATES if shape == "expands at once" else stats.OPPOSITE)
+
+
+def test_one_seed_is_too_few():
+    long, _, runs = tables("shrinks then expands", seeds=1)
+    verdicts = chapter.regime_verdicts(runs, chapter.final_entropy(long))
+    assert verdicts.loc["shrinks then expands", "GRPO: shrinkage, then expansion"] == \
+        stats.FEW_SEEDS
+
+
+def test_two_stages_needs_the_order():
+    assert chapter.two_stages(stats.REPLICATES, stats.REPLICATES, False) == \
+        "both, not in that order"
+    assert chapter.two_stages(stats.UNDECIDED, stats.OPPOSITE, True) == "neither"
+
+
+def test_the_toy_reads_the_base_and_the_mix():
+    long, _, _ = tables("shrinks then expands")
+    pi0, r = chapter.toy_inputs(long, HARD, "shrinks then expands", None)
+    assert np.allclose(pi0, [0.95 / (1 + 1e-4), 0.05 / (1 + 1e-4), 1e-4 / (1 + 1e-4)])
+    assert np.isclose(r[0], 0.5 * 0.5) and r[1] == 1.0 and r[2] == 0.0  # half the split is hard
+    _, r0 = chapter.toy_inputs(long, HARD, "shrinks then expands", 0.0)
+    assert np.isclose(r0[0], 0.5)  # no rare-only problem: the direct path's own rate
+
+
+def test_the_toy_prediction_is_later_for_a_rarer_path():
+    D = pd.Series({"lr": 0.1, "optimizer": "adam", "tau": 1.0})
+    common = chapter.toy_prediction([0.9, 0.05, 0.05], [0.5, 1.0, 0.0], 8, D, 400, 200)
+    rare = chapter.toy_prediction([0.948, 0.002, 0.05], [0.5, 1.0, 0.0], 8, D, 400, 200)
+    assert common["toy expansion"] < rare["toy expansion"]
+    assert np.isnan(chapter.toy_prediction([0.4, 0.5, 0.1], [0.5, 1.0, 0.0], 8, D, 10,
+                                           10)["toy expansion"])
+
+
+def test_the_knobs_reach_every_run():
+    P = chapter.Params.parse({"regimes": {"a": {"prior": 0.01, "hard_share": 0.0,
+                                                "base_seed": 1}},
+                              "seeds": [0], "steps": 30, "probe_every": 5})
+    (cfg,) = [c for (r, a, s), c in P.runs().items() if a == "grpo"]
+    assert (cfg.path_prior, cfg.hard_share, cfg.probe_every, cfg.steps) == (0.01, 0.0, 5, 30)
+    assert cfg.model.seed == 1 and cfg.model.author == sums.Author()
+    with pytest.raises(Exception, match="probe_every=50 must be <= steps=30"):
+        chapter.Params.parse({"steps": 30, "probe_every": 50})
