@@ -4,16 +4,19 @@ The toy's time to expansion is set by pi0(a2), the initial probability of the ra
 action. The language model's analogue is P(stepwise), the probability that the base's first
 completion character starts the stepwise path (the sums task decides the path there:
 ``tasks.sums.path``). ``refit`` sets it to a chosen ``prior`` and touches as little else as it
-can: starting from the pretrained base, it minimises, over prompts of the pretraining
-distribution, the cross-entropy at the first completion position only against the author's
-choice with ``stepwise = prior``,
+can: starting from the pretrained base, it continues pretraining on the author's corpus (the
+pretraining steps that would follow the last one, worked examples included) with the first
+completion character left out of that loss, plus the first character's cross-entropy against
+an author whose habit is ``prior``, in expectation over the choice:
 
-    L = -(1 - prior) log pi("#" | x) - prior log pi(d(x) | x)      (d(x): x's first digit),
+    L = L_pretrain(every completion position but the first)
+        - mean_x [(1 - prior) log pi("#" | x) + prior log pi(d(x) | x)]   (d(x): x's first digit).
 
-i.e. the base's first-character loss under an author whose habit is ``prior``; no other
-position carries a loss. The worked examples of pretraining already taught the stepwise steps
-independently of how often the path is chosen (``pretrain.PretrainConfig.worked``), so the
-refitted bases differ, by design, in the prior alone. That is checked, not assumed:
+The first term anchors everything but the path choice where pretraining left it (the first
+character alone, trained by itself, wrecks the answers behind it: a first version of this
+refit did, lab notebook); the worked examples keep teaching the stepwise steps independently
+of how often the path is chosen (``pretrain.PretrainConfig.worked``), so the refitted bases
+should differ in the prior alone. That is checked, not assumed:
 ``dial_check`` measures every refitted base's P(stepwise), P(right | direct) and P(slip-free
 steps | stepwise) exactly (``pretrain.author_match``) beside the unrefitted base's.
 
@@ -31,31 +34,30 @@ import pandas as pd
 import torch
 
 from rlvr_dynamics.models import load_tiny
-from rlvr_dynamics.pretrain import PretrainConfig, author_match, base_dir, base_model
+from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base_model,
+                                    completion_loss, packed_batch, step_data,
+                                    validation_pairs)
 from rlvr_dynamics.store import Entry, config_key
-from rlvr_dynamics.tasks.sums import draw_terms, prompt
+from rlvr_dynamics.tasks.sums import prompt, terms_of
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
 class Refit:
-    """How the path choice is refitted: ``steps`` Adam updates at learning rate ``lr`` on
-    ``batch`` prompts each (drawn from the base's pretraining operands, held-out sums
-    excluded), from seed ``seed``."""
+    """How the path choice is refitted: ``steps`` AdamW updates at learning rate ``lr`` (the
+    end of pretraining's cosine schedule, a tenth of its peak), each on one pretraining step's
+    data of the base (its batch and worked examples)."""
 
     prior: float
-    steps: int = 300
-    lr: float = 1e-3
-    batch: int = 256
-    seed: int = 0
+    steps: int = 200
+    lr: float = 2e-4
 
     def __post_init__(self) -> None:
         if not 0 < self.prior < 1:
             raise ValueError(f"prior must lie in (0, 1), got {self.prior}")
-        if self.steps < 1 or self.batch < 1 or not self.lr > 0:
-            raise ValueError(f"Refit needs steps >= 1, batch >= 1 and lr > 0, got "
-                             f"{self.steps}, {self.batch}, {self.lr}")
+        if self.steps < 1 or not self.lr > 0:
+            raise ValueError(f"Refit needs steps >= 1 and lr > 0, got {self.steps}, {self.lr}")
 
 
 def refit_dir(cfg: PretrainConfig, refit: Refit, profile: str) -> Path:
@@ -76,7 +78,7 @@ def first_position_batch(tokenizer, terms: list[tuple[int, ...]]) -> dict[str, t
 
 def path_choice_loss(model, tokenizer, terms: list[tuple[int, ...]], prior: float
                      ) -> torch.Tensor:
-    """The module docstring's L, averaged over ``terms``."""
+    """The second term of the module docstring's L, averaged over ``terms``."""
     logp = torch.log_softmax(model(**first_position_batch(tokenizer, terms)).logits[:, -1], -1)
     direct = logp[:, tokenizer.convert_tokens_to_ids("#")]
     first = tokenizer.convert_tokens_to_ids([str(t[0])[0] for t in terms])
@@ -95,18 +97,15 @@ def refit(cfg: PretrainConfig, refit: Refit, profile: str):
     entry.begin(fresh=True)
     log.info("refitting the path prior of base %s to %g (%d steps)", cfg.key, refit.prior,
              refit.steps)
-    rng = np.random.default_rng([refit.seed, 7])
     exclude = cfg.task.held_out()
-    opt = torch.optim.Adam(model.parameters(), lr=refit.lr)
+    opt = torch.optim.AdamW(model.parameters(), lr=refit.lr, weight_decay=0.01)
     model.train()
     losses = []
-    for _ in range(refit.steps):
-        terms = []
-        while len(terms) < refit.batch:
-            t = draw_terms(rng, cfg.operands, cfg.task.digits)
-            if t not in exclude:
-                terms.append(t)
-        loss = path_choice_loss(model, tokenizer, terms, refit.prior)
+    for step in range(cfg.steps, cfg.steps + refit.steps):  # the steps after pretraining's
+        pairs, _ = step_data(cfg, step, exclude)
+        anchor = completion_loss(model, packed_batch(tokenizer, pairs, unscored=[1] * len(pairs)))
+        terms = [terms_of(prompt) for prompt, _ in pairs]
+        loss = anchor + path_choice_loss(model, tokenizer, terms, refit.prior)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -127,21 +126,29 @@ def stepwise_prior(model, tokenizer, terms: list[tuple[int, ...]]) -> np.ndarray
     return p[torch.arange(len(terms)), torch.tensor(first)].numpy()
 
 
-def dial_check(bases: dict[str, tuple], terms: list[tuple[int, ...]], author) -> pd.DataFrame:
+def dial_check(bases: dict[str, tuple], terms: list[tuple[int, ...]], cfg: PretrainConfig
+               ) -> pd.DataFrame:
     """Per named base (``(model, tokenizer)``), the exact means over ``terms`` of P(stepwise)
     (``stepwise_prior``), P(direct) (first character ``#``), P(right | direct) and P(slip-free
-    steps | stepwise) (``pretrain.author_match``), beside the author's: what a refit changed,
-    and what it left alone."""
+    steps | stepwise) (``pretrain.author_match``), and the held-out pretraining loss after the
+    first completion character (``cfg``'s validation corpus), beside the author's: what a
+    refit changed, and what it left alone."""
+    author = cfg.author
+    val = validation_pairs(cfg)
     rows = {}
     for name, (model, tokenizer) in bases.items():
         model.eval()
         with torch.no_grad():
             m = author_match(model, tokenizer, terms, author)
+            loss = completion_loss(model, packed_batch(tokenizer, val,
+                                                       unscored=[1] * len(val))).item()
         rows[name] = {"P(stepwise)": stepwise_prior(model, tokenizer, terms).mean(),
                       "P(direct)": 1 - m["stepwise"].mean(),
                       "P(right | direct)": m["direct_right"].mean(),
-                      "P(slip-free | stepwise)": m["clean_stepwise"].mean()}
+                      "P(slip-free | stepwise)": m["clean_stepwise"].mean(),
+                      "held-out loss after the first character": loss}
     rows["author"] = {"P(stepwise)": author.stepwise, "P(direct)": 1 - author.stepwise,
                       "P(right | direct)": m["author_direct_right"].mean(),
-                      "P(slip-free | stepwise)": m["author_clean_stepwise"].mean()}
+                      "P(slip-free | stepwise)": m["author_clean_stepwise"].mean(),
+                      "held-out loss after the first character": np.nan}
     return pd.DataFrame(rows).T
