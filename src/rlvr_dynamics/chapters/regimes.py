@@ -80,7 +80,7 @@ class Params(NeedsParams):
                                   "prior 0.002": {"prior": 0.002}}
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
     seeds: ListOf(Int(0)) = [0, 1, 2]
-    steps: Int(1) = 200
+    steps: Int(1) = 100
     probe_every: Int(1) = 10
     probe_problems: Int(1) = 20
     k: Int(1) = 256
