@@ -123,3 +123,21 @@ def test_the_knobs_reach_every_run():
     assert cfg.model.seed == 1 and cfg.model.author == sums.Author()
     with pytest.raises(Exception, match="probe_every=50 must be <= steps=30"):
         chapter.Params.parse({"steps": 30, "probe_every": 50})
+
+
+def test_the_findings_follow_the_table():
+    rows = []
+    for regime, t, toy_t in (("common", [5.0, 6.0, 7.0], 10.0), ("rare", [40.0, np.inf, 50.0], 80.0)):
+        for algo in ("GRPO", "GRPO-N"):
+            for s, x in enumerate(t):
+                rows.append({"regime": regime, "algorithm": algo, "seed": s, "expansion": x,
+                             "depth": -3.0 * s, "stalled": np.isinf(x), "pi0(a2)": 0.05,
+                             "toy expansion": toy_t})
+    table = pd.DataFrame(rows)
+    text = chapter.findings_text(table, 256, 100)
+    assert "rare, GRPO (P(stepwise) 0.0500 at the start): expanded in 2 of 3 seeds (steps 40, " \
+           "never, 50)" in text
+    assert "-3.0 points against the base (seeds -6.0 to +0.0); 1 seed stalled" in text
+    assert "regimes come in the order the toy predicts" in text
+    table.loc[table["regime"] == "rare", "toy expansion"] = 1.0  # the toy says: rare first
+    assert "regimes do not come in the order" in chapter.findings_text(table, 256, 100)

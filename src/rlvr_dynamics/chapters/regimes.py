@@ -408,3 +408,39 @@ def final_entropy(long: pd.DataFrame, setting: str = "full", split: str = "test"
             [["answer_entropy", "token_entropy"]].mean().rename(
                 columns={"answer_entropy": "answer entropy", "token_entropy": "token entropy"})
             .reset_index())
+
+
+# --- the chapter's sentences about its results, written from the results ---------------------
+
+def _steps(t: Sequence[float]) -> str:
+    return ", ".join("never" if np.isinf(x) else f"{x:g}" for x in t)
+
+
+def findings_text(table: pd.DataFrame, k: int, steps: int) -> str:
+    """Per regime and algorithm, in words: the base's prior, how many seeds expanded and when,
+    the shrinkage depth on the rare-path-only problems, the stalls; and the toy's ordering of
+    the regimes against the LM's."""
+    out = []
+    for (regime, algo), g in table.groupby(["regime", "algorithm"], sort=False):
+        expanded = np.isfinite(g["expansion"]).sum()
+        depth = g["depth"].to_numpy() + 0.0  # no -0.0
+        stall = int(g["stalled"].sum())
+        out.append(f"{regime}, {algo} (P(stepwise) {g['pi0(a2)'].iloc[0]:.4f} at the start): "
+                   f"expanded in {expanded} of {len(g)} seeds (steps {_steps(g['expansion'])})"
+                   f"; lowest Pass@{k} on the rare-path-only problems "
+                   f"{depth.mean():+.1f} points against the base (seeds {depth.min():+.1f} to "
+                   f"{depth.max():+.1f})"
+                   + (f"; {stall} seed{'s' if stall != 1 else ''} stalled" if stall else "")
+                   + ".")
+    order = table.groupby("regime", sort=False).agg(
+        lm=("expansion", lambda t: float(np.median(t))), toy=("toy expansion", "first"))
+    lm_rank = order["lm"].rank(method="min").to_numpy()
+    toy_rank = order["toy"].rank(method="min").to_numpy()
+    agree = bool(np.array_equal(lm_rank, toy_rank))
+    out.append(f"Ordered by their median time to expansion (within {steps} steps), the "
+               f"regimes {'come' if agree else 'do not come'} in the order the toy predicts "
+               f"for their priors, rewards and G (LM: "
+               + ", ".join(f"{r} {_steps([v])}" for r, v in order["lm"].items())
+               + "; toy: " + ", ".join(f"{r} {_steps([v])}" for r, v in order["toy"].items())
+               + ").")
+    return " ".join(out)
