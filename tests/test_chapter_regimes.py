@@ -141,3 +141,14 @@ def test_the_findings_follow_the_table():
     assert "regimes come in the order the toy predicts" in text
     table.loc[table["regime"] == "rare", "toy expansion"] = 1.0  # the toy says: rare first
     assert "regimes do not come in the order" in chapter.findings_text(table, 256, 100)
+
+
+@pytest.mark.parametrize("shape, expected", [("shrinks then expands", stats.REPLICATES),
+                                             ("expands at once", stats.OPPOSITE),
+                                             ("stalls", stats.OPPOSITE)])
+def test_the_recorded_claim_takes_every_verdict(shape, expected):
+    _, _, runs = tables(shape, noise=0.01, k=4)
+    (row,) = chapter.claim_rows(runs, 4)
+    assert row["claim"] == "lm_two_stages" and [v for _, v in row["checks"]] == [expected]
+    assert chapter.stage_check(stats.REPLICATES, stats.REPLICATES, False) == stats.OPPOSITE
+    assert chapter.stage_check(stats.UNDECIDED, stats.REPLICATES, True) == stats.UNDECIDED

@@ -65,6 +65,11 @@ def claims() -> dict[str, Claim]:
         "entropy_recovery": Claim(
             "Under GRPO-N, GSPO and GSPO-N the entropy first falls, then rises; under GRPO-N it "
             "ends above the base model's.", "Section 4.2, Figure 2", "qualitative (curves)"),
+        "lm_two_stages": Claim(
+            "In a language model too, RLVR goes through both stages: the boundary first shrinks "
+            "(exploitation of the explored path), then expands once the rare, better path is "
+            "taken up (exploration).", "Sections 1 and 3.2 (the two-stage view), Section 4",
+            "qualitative (argued from the toy and from Pass@k at the end of training)"),
         "pass1_gain": Claim(
             "RLVR raises Pass@1 well above the base, for all four algorithms.", "Table 1",
             f"AMC 2023 Pass@1: base {_p('AMC 2023', 'Base Model', 1)}, GRPO "

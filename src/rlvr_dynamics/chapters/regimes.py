@@ -392,6 +392,38 @@ def two_stages(shrink: str, expand: str, ordered: bool) -> str:
     return "neither"
 
 
+def stage_check(shrink: str, expand: str, ordered: bool) -> str:
+    """"Shrinkage, then expansion" as one check verdict (``stats.CHECK_VERDICTS``, for the
+    closing chapter): replicates when both stages replicate in that order in every seed,
+    opposite when both replicate in the other order, else the verdict of the first stage that
+    did not replicate."""
+    if shrink == expand == stats.REPLICATES:
+        return stats.REPLICATES if ordered else stats.OPPOSITE
+    return shrink if shrink != stats.REPLICATES else expand
+
+
+def claim_rows(table: pd.DataFrame, k: int) -> list[dict]:
+    """The row this chapter records for ``verdicts`` (claim ``lm_two_stages``): per regime,
+    GRPO's "shrinkage, then expansion" decides, GRPO-N's is shown beside it."""
+    checks, also, ours = [], [], []
+    for regime, g in table.groupby("regime", sort=False):
+        for algo, h in g.groupby("algorithm", sort=False):
+            shrink = stats.one_sample(-h["depth"].to_numpy(), SHRINK_MARGIN).verdict
+            grow = stats.one_sample(h["gain"].to_numpy(), SHRINK_MARGIN).verdict
+            ordered = bool((h["depth_step"] < h["expansion"]).all())
+            check = (f"{regime}, {algo}: Pass@{k} on the rare-path-only problems falls more "
+                     f"than {SHRINK_MARGIN:g} points, then rises above the base",
+                     stage_check(shrink, grow, ordered))
+            (checks if algo == "GRPO" else also).append(check)
+            ours.append(f"{regime}, {algo}: depth {h['depth'].mean():+.1f}, gain "
+                        f"{h['gain'].mean():+.1f} points, expanded in "
+                        f"{int(np.isfinite(h['expansion']).sum())}/{len(h)} seeds")
+    if not checks:
+        return []
+    return [{"claim": "lm_two_stages", "ours": "; ".join(ours), "checks": checks,
+             "also": also}]
+
+
 def _neg(e: stats.Effect) -> str:
     """An effect estimated on negated values, shown on the original scale."""
     if np.isnan(e.half_width):
