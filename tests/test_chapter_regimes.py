@@ -52,9 +52,9 @@ def tables(shape: str, seeds: int = 3, noise: float = 0.0, k: int = 16):
             jitter = lambda v: list(np.clip(np.array(v) + noise * rng.normal(size=len(v)), 0, 1))
             dynamics[shape, algo, s] = run(jitter(step), jitter(hard))
     long = chapter.with_passk(chapter.probes(dynamics), [1, k])
-    columns = ["pass@1", f"pass@{k}", "stepwise", "direct", *chapter.PATHS]
+    columns = ["pass@1", f"pass@{k}", f"var@{k}", "stepwise", "direct", *chapter.PATHS]
     means = chapter.per_run(long, HARD, columns)
-    return long, means, chapter.stages(means, k)
+    return long, means, chapter.stages(means, k, HARD)
 
 
 def test_time_to_expansion_depth_and_stall_per_run():
@@ -132,12 +132,13 @@ def test_the_findings_follow_the_table():
             for s, x in enumerate(t):
                 rows.append({"regime": regime, "algorithm": algo, "seed": s, "expansion": x,
                              "depth": -3.0 * s, "stalled": np.isinf(x), "pi0(a2)": 0.05,
-                             "toy expansion": toy_t})
+                             "toy expansion": toy_t, "noise": 1.5})
     table = pd.DataFrame(rows)
     text = chapter.findings_text(table, 256, 100)
     assert "rare, GRPO (P(stepwise) 0.0500 at the start): expanded in 2 of 3 seeds (steps 40, " \
            "never, 50)" in text
-    assert "-3.0 points against the base (seeds -6.0 to +0.0); 1 seed stalled" in text
+    assert ("-3.0 points against the base (seeds -6.0 to +0.0; the probe's own standard error "
+            "1.5 points); 1 seed stalled") in text
     assert "regimes come in the order the toy predicts" in text
     table.loc[table["regime"] == "rare", "toy expansion"] = 1.0  # the toy says: rare first
     assert "regimes do not come in the order" in chapter.findings_text(table, 256, 100)
@@ -152,3 +153,14 @@ def test_the_recorded_claim_takes_every_verdict(shape, expected):
     assert row["claim"] == "lm_two_stages" and [v for _, v in row["checks"]] == [expected]
     assert chapter.stage_check(stats.REPLICATES, stats.REPLICATES, False) == stats.OPPOSITE
     assert chapter.stage_check(stats.UNDECIDED, stats.REPLICATES, True) == stats.UNDECIDED
+
+
+def test_the_probe_noise_follows_the_standard_error_of_p():
+    dynamics = {("r", "grpo", 0): run([0.05, 0.05], [0.01, 0.01])}
+    for r in dynamics["r", "grpo", 0]:
+        r["probe"]["full"]["test"]["se"] = [0.002] * N
+    long = chapter.with_passk(chapter.probes(dynamics), [256])
+    means = chapter.per_run(long, HARD, ["pass@256", "var@256", "stepwise", "direct"])
+    (noise,) = chapter.stages(means, 256, HARD)["noise"]
+    one = 100 * 256 * 0.99 ** 255 * 0.002  # the delta method for one hard problem
+    assert np.isclose(noise, one / np.sqrt(3))  # the mean of 3 hard problems

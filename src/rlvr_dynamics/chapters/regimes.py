@@ -147,10 +147,14 @@ def probes(dynamics: dict[tuple[str, str, int], list[dict]]) -> pd.DataFrame:
 
 
 def with_passk(long: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
-    """``long`` with Pass@k (%) = 100 (1 - (1 - p)^k) per problem for each k."""
+    """``long`` with Pass@k (%) = 100 (1 - (1 - p)^k) per problem for each k, and its variance
+    from the probe's standard error of p (``var@k``, the delta method: the derivative
+    100 k (1 - p)^(k - 1) times se, squared)."""
     out = long.copy()
+    p = out["p"].clip(0, 1)
     for k in ks:
-        out[f"pass@{k}"] = 100 * (1 - (1 - out["p"].clip(0, 1)) ** k)
+        out[f"pass@{k}"] = 100 * (1 - (1 - p) ** k)
+        out[f"var@{k}"] = (100 * k * (1 - p) ** (k - 1) * out["se"]) ** 2
     out["stepwise"] = out["stepwise_right"] + out["stepwise_wrong"]
     out["direct"] = out["direct_right"] + out["direct_wrong"]
     return out
@@ -193,11 +197,15 @@ def stalled(run: pd.DataFrame) -> bool:
     return bool(np.isinf(time_to_expansion(run)) and run.iloc[-1]["stepwise"] <= mid)
 
 
-def stages(means: pd.DataFrame, k: int, setting: str = "full", split: str = "test"
-           ) -> pd.DataFrame:
+def stages(means: pd.DataFrame, k: int, hard: dict[str, np.ndarray], setting: str = "full",
+           split: str = "test") -> pd.DataFrame:
     """Per run (regime, algorithm, seed): time to expansion, shrinkage depth and its step,
     the change of Pass@k on the rare-path-only problems from the start to the end (``gain``),
-    whether it stalled, the stepwise mass at the start and at the end."""
+    whether it stalled, the stepwise mass at the start and at the end, and ``noise``: the
+    median over probes of the standard error of the rare-path-only problems' mean Pass@k that
+    the probe's own estimate carries (``means`` needs ``hard_var@k``). The depth is a minimum
+    over probes, so where the noise is not small against it, it is biased downward by about
+    one to two noise units."""
     part = means[(means["setting"] == setting) & (means["split"] == split)]
     rows = []
     for (regime, algorithm, seed), run in part.groupby(["regime", "algorithm", "seed"],
@@ -207,6 +215,8 @@ def stages(means: pd.DataFrame, k: int, setting: str = "full", split: str = "tes
         rows.append({"regime": regime, "algorithm": algorithm, "seed": seed,
                      "expansion": time_to_expansion(run), "depth": depth, "depth_step": at,
                      "gain": float(run.iloc[-1][f"hard_pass@{k}"] - run.iloc[0][f"hard_pass@{k}"]),
+                     "noise": float(np.median(np.sqrt(run[f"hard_var@{k}"]
+                                                      / max(hard[split].sum(), 1)))),
                      "stalled": stalled(run), "stepwise_0": run.iloc[0]["stepwise"],
                      "stepwise_end": run.iloc[-1]["stepwise"]})
     return pd.DataFrame(rows)
@@ -461,7 +471,8 @@ def findings_text(table: pd.DataFrame, k: int, steps: int) -> str:
                    f"expanded in {expanded} of {len(g)} seeds (steps {_steps(g['expansion'])})"
                    f"; lowest Pass@{k} on the rare-path-only problems "
                    f"{depth.mean():+.1f} points against the base (seeds {depth.min():+.1f} to "
-                   f"{depth.max():+.1f})"
+                   f"{depth.max():+.1f}; the probe's own standard error "
+                   f"{g['noise'].median():.1f} points)"
                    + (f"; {stall} seed{'s' if stall != 1 else ''} stalled" if stall else "")
                    + ".")
     order = table.groupby("regime", sort=False).agg(
