@@ -162,5 +162,11 @@ def test_the_probe_noise_follows_the_standard_error_of_p():
     long = chapter.with_passk(chapter.probes(dynamics), [256])
     means = chapter.per_run(long, HARD, ["pass@256", "var@256", "stepwise", "direct"])
     (noise,) = chapter.stages(means, 256, HARD)["noise"]
-    one = 100 * 256 * 0.99 ** 255 * 0.002  # the delta method for one hard problem
+    one = 50 * (0.992 ** 256 - 0.988 ** 256)  # Pass@256 at p - se and p + se, halved
     assert np.isclose(noise, one / np.sqrt(3))  # the mean of 3 hard problems
+    assert abs(one - 100 * 256 * 0.99 ** 255 * 0.002) < 0.1 * one  # near the delta method
+    for r in dynamics["r", "grpo", 0]:
+        r["probe"]["full"]["test"]["se"] = [0.5] * N  # a useless probe: bounded, not huge
+    long = chapter.with_passk(chapter.probes(dynamics), [256])
+    means = chapter.per_run(long, HARD, ["pass@256", "var@256", "stepwise", "direct"])
+    assert chapter.stages(means, 256, HARD)["noise"].iloc[0] <= 50 / np.sqrt(3) + 1e-9

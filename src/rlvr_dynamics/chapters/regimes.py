@@ -148,13 +148,15 @@ def probes(dynamics: dict[tuple[str, str, int], list[dict]]) -> pd.DataFrame:
 
 def with_passk(long: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     """``long`` with Pass@k (%) = 100 (1 - (1 - p)^k) per problem for each k, and its variance
-    from the probe's standard error of p (``var@k``, the delta method: the derivative
-    100 k (1 - p)^(k - 1) times se, squared)."""
+    from the probe's standard error of p (``var@k``: half the change of Pass@k between
+    p - se and p + se, clipped to [0, 1], squared; the delta method's derivative where se is
+    small, and bounded where it is not)."""
     out = long.copy()
     p = out["p"].clip(0, 1)
+    lo, hi = (p - out["se"]).clip(0, 1), (p + out["se"]).clip(0, 1)
     for k in ks:
         out[f"pass@{k}"] = 100 * (1 - (1 - p) ** k)
-        out[f"var@{k}"] = (100 * k * (1 - p) ** (k - 1) * out["se"]) ** 2
+        out[f"var@{k}"] = (50 * ((1 - lo) ** k - (1 - hi) ** k)) ** 2
     out["stepwise"] = out["stepwise_right"] + out["stepwise_wrong"]
     out["direct"] = out["direct_right"] + out["direct_wrong"]
     return out
