@@ -86,26 +86,26 @@ def path_choice_loss(model, tokenizer, terms: list[tuple[int, ...]], prior: floa
     return -((1 - prior) * direct + prior * stepwise).mean()
 
 
-def refit(cfg: PretrainConfig, refit: Refit, profile: str):
+def refit(cfg: PretrainConfig, settings: Refit, profile: str):
     """The base of ``cfg`` with its path prior refitted (module docstring): ``(model,
     tokenizer)``, trained once and cached."""
-    out = refit_dir(cfg, refit, profile)
+    out = refit_dir(cfg, settings, profile)
     entry = Entry(out, code=__name__)
     if entry.done:
         return load_tiny(out)
     model, tokenizer = base_model(cfg, profile)
     entry.begin(fresh=True)
-    log.info("refitting the path prior of base %s to %g (%d steps)", cfg.key, refit.prior,
-             refit.steps)
+    log.info("refitting the path prior of base %s to %g (%d steps)", cfg.key, settings.prior,
+             settings.steps)
     exclude = cfg.task.held_out()
-    opt = torch.optim.AdamW(model.parameters(), lr=refit.lr, weight_decay=0.01)
+    opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=0.01)
     model.train()
     losses = []
-    for step in range(cfg.steps, cfg.steps + refit.steps):  # the steps after pretraining's
+    for step in range(cfg.steps, cfg.steps + settings.steps):  # the steps after pretraining's
         pairs, _ = step_data(cfg, step, exclude)
         anchor = completion_loss(model, packed_batch(tokenizer, pairs, unscored=[1] * len(pairs)))
         terms = [terms_of(prompt) for prompt, _ in pairs]
-        loss = anchor + path_choice_loss(model, tokenizer, terms, refit.prior)
+        loss = anchor + path_choice_loss(model, tokenizer, terms, settings.prior)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -113,7 +113,7 @@ def refit(cfg: PretrainConfig, refit: Refit, profile: str):
     model.eval()
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    entry.finish({"base": cfg.key, "refit": dataclasses.asdict(refit), "losses": losses})
+    entry.finish({"base": cfg.key, "refit": dataclasses.asdict(settings), "losses": losses})
     return model, tokenizer
 
 

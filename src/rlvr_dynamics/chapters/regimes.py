@@ -20,7 +20,7 @@ from the policy's probabilities along training (``training.probe``). From the pr
   parameterisations): what is compared is the ordering across regimes.
 
 A run that has not expanded by its last step is *stalled* when its stepwise mass at the end is
-no higher than at the middle of the run (``STALL``), otherwise *still rising* (undecided).
+no higher than at the middle of the run (``stalled``), otherwise *still rising* (undecided).
 """
 from __future__ import annotations
 
@@ -35,13 +35,16 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
+from rlvr_dynamics.chapters.reproduction import PATHS as PATH_STYLE
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.probe import SPLITS
 from rlvr_dynamics.training.run import load_dynamics, obtain_all
 
-PATHS = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong")
+PATHS = tuple(PATH_STYLE)
+"""The paths crossed with correctness (``tasks.sums.trace``), drawn as the reproduction
+chapter draws the rollouts' shares."""
 SHRINK_MARGIN = 2.0
 """Points of Pass@k on the rare-path-only problems below the base that count as shrinkage (the
 reproduction chapter's large-k margin)."""
@@ -203,7 +206,7 @@ def stages(means: pd.DataFrame, k: int, hard: dict[str, np.ndarray], setting: st
            split: str = "test") -> pd.DataFrame:
     """Per run (regime, algorithm, seed): time to expansion, shrinkage depth and its step,
     the change of Pass@k on the rare-path-only problems from the start to the end (``gain``),
-    whether it stalled, the stepwise mass at the start and at the end, and ``noise``: the
+    whether it stalled, and ``noise``: the
     median over probes of the standard error of the rare-path-only problems' mean Pass@k that
     the probe's own estimate carries (``means`` needs ``hard_var@k``). The depth is a minimum
     over probes, so where the noise is not small against it, it is biased downward by about
@@ -219,8 +222,7 @@ def stages(means: pd.DataFrame, k: int, hard: dict[str, np.ndarray], setting: st
                      "gain": float(run.iloc[-1][f"hard_pass@{k}"] - run.iloc[0][f"hard_pass@{k}"]),
                      "noise": float(np.median(np.sqrt(run[f"hard_var@{k}"]
                                                       / max(hard[split].sum(), 1)))),
-                     "stalled": stalled(run), "stepwise_0": run.iloc[0]["stepwise"],
-                     "stepwise_end": run.iloc[-1]["stepwise"]})
+                     "stalled": stalled(run)})
     return pd.DataFrame(rows)
 
 
@@ -269,12 +271,6 @@ def toy_prediction(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, ste
 
 
 # --- figures -----------------------------------------------------------------------------------
-
-PATH_STYLE = {"direct_right": ("direct, right", "tab:blue", "-"),
-              "direct_wrong": ("direct, wrong", "tab:blue", ":"),
-              "stepwise_right": ("stepwise, right", "tab:red", "-"),
-              "stepwise_wrong": ("stepwise, wrong", "tab:red", ":")}
-
 
 def _band(ax, g: pd.DataFrame, column: str, **style) -> None:
     s = g.groupby("step")[column].agg(["mean", "min", "max"])
@@ -355,6 +351,15 @@ def plot_phase(table: pd.DataFrame, steps: int, title: str) -> plt.Figure:
 
 # --- verdicts per regime -----------------------------------------------------------------------
 
+def stage_effects(runs: pd.DataFrame) -> tuple[stats.Effect, stats.Effect, bool]:
+    """Over one regime's and algorithm's seeds (rows of ``stages``): the shrinkage (minus the
+    depth, against ``SHRINK_MARGIN``), the expansion (the gain, against the same margin), and
+    whether in every seed the deepest point came before the step of expansion."""
+    return (stats.one_sample(-runs["depth"].to_numpy(), SHRINK_MARGIN),
+            stats.one_sample(runs["gain"].to_numpy(), SHRINK_MARGIN),
+            bool((runs["depth_step"] < runs["expansion"]).all()))
+
+
 def regime_verdicts(table: pd.DataFrame, entropy: pd.DataFrame) -> pd.DataFrame:
     """Per regime, the paper's LM claims as checks over seeds (``stats``), on the
     rare-path-only problems at the chapter's k (points of Pass@k against the base):
@@ -370,9 +375,7 @@ def regime_verdicts(table: pd.DataFrame, entropy: pd.DataFrame) -> pd.DataFrame:
     for regime, g in table.groupby("regime", sort=False):
         row = {"regime": regime}
         for algo, h in g.groupby("algorithm", sort=False):
-            shrink = stats.one_sample(-h["depth"].to_numpy(), SHRINK_MARGIN)
-            grow = stats.one_sample(h["gain"].to_numpy(), SHRINK_MARGIN)
-            ordered = bool((h["depth_step"] < h["expansion"]).all())
+            shrink, grow, ordered = stage_effects(h)
             both = two_stages(shrink.verdict, grow.verdict, ordered)
             row[f"{algo}: shrinkage"] = f"{shrink.verdict} (depth {_neg(shrink)})"
             row[f"{algo}: expansion"] = f"{grow.verdict} (gain {grow.text('{:+.1f}')})"
@@ -420,12 +423,10 @@ def claim_rows(table: pd.DataFrame, k: int) -> list[dict]:
     checks, also, ours = [], [], []
     for regime, g in table.groupby("regime", sort=False):
         for algo, h in g.groupby("algorithm", sort=False):
-            shrink = stats.one_sample(-h["depth"].to_numpy(), SHRINK_MARGIN).verdict
-            grow = stats.one_sample(h["gain"].to_numpy(), SHRINK_MARGIN).verdict
-            ordered = bool((h["depth_step"] < h["expansion"]).all())
+            shrink, grow, ordered = stage_effects(h)
             check = (f"{regime}, {algo}: Pass@{k} on the rare-path-only problems falls more "
                      f"than {SHRINK_MARGIN:g} points, then rises above the base",
-                     stage_check(shrink, grow, ordered))
+                     stage_check(shrink.verdict, grow.verdict, ordered))
             (checks if algo == "GRPO" else also).append(check)
             ours.append(f"{regime}, {algo}: depth {h['depth'].mean():+.1f}, gain "
                         f"{h['gain'].mean():+.1f} points, expanded in "

@@ -57,7 +57,25 @@ def greedy_heldout(model, tokenizer, task: Task, problems: list[Problem], max_ne
     return torch.tensor([correct, len(problems), sum(means), len(means)], dtype=torch.float64)
 
 
-class DynamicsCallback(TrainerCallback):
+class Periodic(TrainerCallback):
+    """Calls ``evaluate(state)`` before the first optimizer update, every ``every`` updates and
+    after the last; a resumed run has the first one in its restored ``log_history``."""
+
+    every: int
+
+    def on_train_begin(self, args, state, control, **kwargs: Any) -> None:
+        if state.global_step == 0:
+            self.evaluate(state)
+
+    def on_step_end(self, args, state, control, **kwargs: Any) -> None:
+        if state.global_step % self.every == 0 or state.global_step == state.max_steps:
+            self.evaluate(state)
+
+    def evaluate(self, state) -> None:
+        raise NotImplementedError
+
+
+class DynamicsCallback(Periodic):
     """Every ``every`` optimizer updates (and before the first), the held-out greedy accuracy
     and token entropy, appended to the trainer's ``log_history`` at the current update."""
 
@@ -65,14 +83,6 @@ class DynamicsCallback(TrainerCallback):
                  max_new_tokens: int, batch_size: int) -> None:
         self.trainer, self.task, self.problems = trainer, task, problems
         self.every, self.max_new_tokens, self.batch_size = every, max_new_tokens, batch_size
-
-    def on_train_begin(self, args, state, control, **kwargs: Any) -> None:
-        if state.global_step == 0:  # a resumed run has it in its restored log_history
-            self.evaluate(state)
-
-    def on_step_end(self, args, state, control, **kwargs: Any) -> None:
-        if state.global_step % self.every == 0 or state.global_step == state.max_steps:
-            self.evaluate(state)
 
     def evaluate(self, state) -> None:
         acc = self.trainer.accelerator

@@ -14,14 +14,12 @@ probed run trains exactly as an unprobed one.
 """
 from __future__ import annotations
 
-from typing import Any
-
 import torch
-from transformers import TrainerCallback
 
 from rlvr_dynamics import exact
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.base import Problem
+from rlvr_dynamics.training.dynamics import Periodic
 
 SETTINGS = {"paper": (0.6, 0.95), "full": (1.0, 1.0)}
 """(temperature, top-p) of each measurement: Appendix C.2's evaluation setting, and the full
@@ -58,7 +56,7 @@ def measure(model, tokenizer, problems: dict[str, list[Problem]], task: sums.Sum
         model.train(was_training)
 
 
-class BoundaryProbe(TrainerCallback):
+class BoundaryProbe(Periodic):
     """Every ``every`` optimizer updates, before the first and after the last: ``measure``."""
 
     def __init__(self, trainer, task: sums.SumTask, problems: int, every: int,
@@ -66,15 +64,7 @@ class BoundaryProbe(TrainerCallback):
         self.trainer, self.task, self.every, self.max_tokens = trainer, task, every, max_tokens
         self.problems = {s: task.problems(s)[:problems] for s in SPLITS}
 
-    def on_train_begin(self, args, state, control, **kwargs: Any) -> None:
-        if state.global_step == 0:  # a resumed run has it in its restored log_history
-            self.probe(state)
-
-    def on_step_end(self, args, state, control, **kwargs: Any) -> None:
-        if state.global_step % self.every == 0 or state.global_step == state.max_steps:
-            self.probe(state)
-
-    def probe(self, state) -> None:
+    def evaluate(self, state) -> None:
         state.log_history.append({"step": state.global_step, "probe": measure(
             self.trainer.model, self.trainer.processing_class, self.problems, self.task,
             self.max_tokens)})
