@@ -21,19 +21,28 @@ least ``eps`` is grown one token per model call, its children's KV caches copied
 (``cache.batch_select_indices``), so a node costs one token's forward pass, not its prefix's.
 Children below ``eps`` wait on the frontier; when no prefix of mass ``eps`` is left and the
 frontier still holds more than ``tol``, ``eps`` falls eightfold and the frontier's heaviest
-prefixes are grown again (prefilled in one batch). At any moment the expanded set is a subtree,
+prefixes are grown again (prefilled in one batch). ``eps`` starts at 1, so the expansion is
+nearly best-first: under a node budget the heaviest completions finish first (on a trained
+model's long stepwise completions, 50 prefixes leave a median 0.12 of the mass unexpanded where
+starting at ``tol`` left 1.00; ``bench/bench_exact.py``). At any moment the expanded set is a subtree,
 so the bounds hold whenever the expansion stops (``tol`` reached or ``max_nodes`` prefixes
 expanded).
 
 Where the tree is too large to close (a long stepwise completion branches at every step),
-``stratified`` keeps the expanded part exact and samples only below the frontier: with F the
-frontier's mass and f the probability of a correct completion given a frontier prefix drawn in
-proportion to its mass, ``p = p_lo + F f``, and ``p_lo + F * (correct samples) / n`` is unbiased
-with standard error ``F sqrt(f (1 - f) / n)``, F times that of plain sampling with the same n
-(reported with f shrunk to (correct + 1/2) / (n + 1), so that a few samples that all agree do
-not claim an error of zero).
-The answer distribution, token entropy and traces are combined the same way (each sample
-carrying mass F / n).
+``stratified`` keeps the expanded part exact and samples only below the frontier, stratified
+by the completion's first token (the path choice: the sums task's paths part at their first
+character: ``#`` direct, a digit stepwise). Each first token whose frontier mass F_s exceeds
+``tol`` is a stratum with n_s = ``n`` samples; the lighter ones together are one more, with
+samples in proportion to its mass (at least one). Each sample starts from a frontier prefix
+drawn in proportion to its mass within the stratum. With f_s the probability of a correct
+completion given such a prefix, ``p = p_lo + sum_s F_s f_s``; ``p_lo + sum_s F_s c_s / n_s``
+(c_s correct samples) is unbiased with standard error ``sqrt(sum_s F_s^2 f_s (1 - f_s) / n_s)``,
+reported with f_s shrunk to (c_s + 1/2) / (n_s + 1), so that a few samples that all agree do not
+claim an error of zero. A stratum's own samples make its error relative to its own mass: a rare path of mass
+0.002 is measured by its n samples, not by the 0.002 n it would get in proportion to the whole
+frontier's mass (the regimes chapter's low priors).
+The answer distribution, token entropy and traces are combined the same way (each sample of a
+stratum carrying mass F_s / n_s).
 """
 from __future__ import annotations
 
@@ -107,10 +116,22 @@ class Frontier:
         self.blocks = [b for b in self.blocks if (b[2] > 0).any()]
         return out
 
-    def draw(self, n: int, rng: np.random.Generator) -> list[tuple[tuple[int, ...], float]]:
-        """``n`` prefixes drawn in proportion to their masses (with replacement), each with the
-        sum of the token entropies at its positions."""
-        masses = np.concatenate([m.ravel() for _, _, m, _ in self.blocks])
+    def strata(self) -> dict[int, float]:
+        """The waiting mass per first completion token (-1: the root, not expanded yet)."""
+        out: dict[int, float] = {}
+        for ids, _, m, tokens in self.blocks:
+            keys, where = np.unique(_firsts(ids, tokens)[m > 0], return_inverse=True)
+            for key, w in zip(keys, np.bincount(where, weights=m[m > 0])):
+                out[int(key)] = out.get(int(key), 0.0) + float(w)
+        return out
+
+    def draw(self, n: int, rng: np.random.Generator, firsts: Sequence[int]
+             ) -> list[tuple[tuple[int, ...], float]]:
+        """``n`` prefixes whose first token is in ``firsts``, drawn in proportion to their
+        masses (with replacement), each with the sum of the token entropies at its
+        positions."""
+        masses = np.concatenate([(m * np.isin(_firsts(ids, tokens), firsts)).ravel()
+                                 for ids, _, m, tokens in self.blocks])
         counts = rng.multinomial(n, masses / masses.sum())
         out, offset = [], 0
         for ids, s, m, tokens in self.blocks:
@@ -120,6 +141,26 @@ class Frontier:
                     counts[offset + flat])
             offset += m.size
         return out
+
+
+def _firsts(ids: list[tuple[int, ...]], tokens: np.ndarray) -> np.ndarray:
+    """The first completion token of each waiting child (parent row x candidate)."""
+    head = np.array([i[0] if i else -1 for i in ids])[:, None]
+    return np.where(head >= 0, head, tokens)
+
+
+def _strata(frontier: Frontier, tol: float, n: int) -> list[tuple[float, list[int], int]]:
+    """(mass, first tokens, samples) of each stratum: every first token whose frontier mass
+    exceeds ``tol`` alone with ``n`` samples, the lighter ones together with samples in
+    proportion to their mass (at least one: unbiased; their completions are mostly junk that
+    runs to ``max_tokens``)."""
+    masses = frontier.strata()
+    out = [(m, [f], n) for f, m in masses.items() if m > tol]
+    light = [f for f, m in masses.items() if m <= tol]
+    if light:
+        mass = math.fsum(masses[f] for f in light)
+        out.append((mass, light, max(1, round(n * mass / math.fsum(masses.values())))))
+    return out
 
 
 def _child(ids: tuple[int, ...], token: int) -> tuple[int, ...]:
@@ -240,7 +281,7 @@ def expand_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
         trees[t].add(leaf, task.extract(text), trace(problem.answer, text) if trace else {},
                      keep)
 
-    eps = [tol] * len(trees)
+    eps = [1.0] * len(trees)  # the heaviest prefixes first: eightfold steps down to tol
     active = set(range(len(trees)))
     while active:
         rows: list[tuple[int, float, tuple[int, ...], float]] = []
@@ -349,8 +390,9 @@ def _within_budget(r: np.ndarray, c: np.ndarray, child: np.ndarray, tree_of: np.
 @dataclass(frozen=True)
 class Estimate:
     """``stratified``'s p: the exact part plus the sampled frontier's contribution, its
-    standard error, and the samples drawn; the answer masses, expected token entropy and trace
-    masses combined the same way (over the finished and sampled mass, renormalised)."""
+    standard error, and the samples drawn (``n`` per stratum, fewer for the lightest); the answer masses, expected
+    token entropy and trace masses combined the same way (over the finished and sampled mass,
+    renormalised)."""
 
     tree: Tree
     p: float
@@ -378,35 +420,37 @@ def stratified_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
                    entropy_temperature: float = 1.0, trace: Trace | None = None,
                    keep: int = 0) -> list[Estimate]:
     """Each problem's tree expanded to ``tol`` (or ``max_nodes``, ``expand_all``), then,
-    where its frontier holds more than ``tol``, ``n`` completions sampled below it, each from
-    a frontier prefix drawn in proportion to its mass (the module docstring gives the
-    estimator and its standard error); all problems' samples drawn in one call of the
+    where its frontier holds more than ``tol``, ``n`` completions sampled below each of its
+    frontier's strata (the module docstring gives the strata, the estimator and its standard
+    error); all problems' samples drawn in one call of the
     sampler."""
     trees = expand_all(model, tokenizer, problems, task, temperature=temperature, top_p=top_p,
                        max_tokens=max_tokens, tol=tol, max_nodes=max_nodes,
                        batch_size=batch_size, add_bos=add_bos,
                        entropy_temperature=entropy_temperature, trace=trace, keep=keep)
     rng = np.random.default_rng(seed)
-    open_ = [j for j, t in enumerate(trees) if n > 0 and t.unexpanded > tol]
-    drawn = {j: trees[j].frontier.draw(n, rng) for j in open_}
+    strata = {j: _strata(t.frontier, tol, n) for j, t in enumerate(trees)
+              if n > 0 and t.unexpanded > tol}
     prompts = [encode(tokenizer, p.prompt, add_bos) for p in problems]
-    rows = [(j, ids, s) for j in open_ for ids, s in drawn[j]]
-    # each sample below the frontier: (its completion's ids, its mean token entropy)
-    completions: dict[int, list[tuple[list[int], float]]] = {j: [] for j in open_}
+    rows = [(j, i, ids, s) for j, ss in strata.items() for i, (_, firsts, m) in enumerate(ss)
+            for ids, s in trees[j].frontier.draw(m, rng, firsts)]
+    # each sample below the frontier, per tree and stratum: (its completion's ids, its mean
+    # token entropy)
+    completions = {j: [[] for _ in ss] for j, ss in strata.items()}
     stops = set(stop_token_ids(tokenizer, model.generation_config))
     if rows:
         backend = TransformersBackend(model, tokenizer, batch_size=batch_size, progress=False)
         params = SamplingParams(n=1, temperature=temperature, top_p=top_p,
-                                max_tokens=max_tokens - min(len(ids) for _, ids, _ in rows),
+                                max_tokens=max_tokens - min(len(ids) for _, _, ids, _ in rows),
                                 seed=seed)
-        outs = backend.generate_ids([prompts[j] + list(ids) for j, ids, _ in rows], params,
+        outs = backend.generate_ids([prompts[j] + list(ids) for j, _, ids, _ in rows], params,
                                     entropy_temperature)
-        for (j, ids, s), out in zip(rows, outs):
+        for (j, i, ids, s), out in zip(rows, outs):
             rest = list(out[0].token_ids)[:max_tokens - len(ids)]  # this prefix's own budget
-            end = next((i for i, t in enumerate(rest) if t in stops), None)
+            end = next((k for k, t in enumerate(rest) if t in stops), None)
             rest = rest if end is None else rest[:end + 1]
             h = s + math.fsum(out[0].entropies[:len(rest)])
-            completions[j].append((list(ids) + rest, h / max(len(ids) + len(rest), 1)))
+            completions[j][i].append((list(ids) + rest, h / max(len(ids) + len(rest), 1)))
     out = []
     for j, (problem, tree) in enumerate(zip(problems, trees)):
         F = tree.unexpanded
@@ -416,17 +460,23 @@ def stratified_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
             out.append(Estimate(tree, tree.p_lo + F / 2, 0.0, 0, answers, entropy / finished,
                                 {k: v / finished for k, v in traces.items()}))
             continue
-        w, correct = F / n, 0
-        for ids, h in completions[j]:
-            text = tokenizer.decode([t for t in ids if t not in stops], skip_special_tokens=True)
-            correct += bool(task.verify(text, problem.answer))
-            answer = task.extract(text)
-            answers[answer] = answers.get(answer, 0.0) + w
-            entropy += w * h
-            for key, v in (trace(problem.answer, text) if trace else {}).items():
-                traces[key] = traces.get(key, 0.0) + w * v
-        f, f_se = correct / n, (correct + 0.5) / (n + 1)  # f_se: never 0 from a few samples
+        p, variance = tree.p_lo, 0.0
+        for (F_s, _, m), drawn in zip(strata[j], completions[j]):
+            w, correct = F_s / m, 0
+            for ids, h in drawn:
+                text = tokenizer.decode([t for t in ids if t not in stops],
+                                        skip_special_tokens=True)
+                correct += bool(task.verify(text, problem.answer))
+                answer = task.extract(text)
+                answers[answer] = answers.get(answer, 0.0) + w
+                entropy += w * h
+                for key, v in (trace(problem.answer, text) if trace else {}).items():
+                    traces[key] = traces.get(key, 0.0) + w * v
+            f_se = (correct + 0.5) / (m + 1)  # never 0 from a few samples
+            p += F_s * correct / m
+            variance += F_s ** 2 * f_se * (1 - f_se) / m
         total = tree.finished + F
-        out.append(Estimate(tree, tree.p_lo + F * f, F * float(np.sqrt(f_se * (1 - f_se) / n)), n,
-                            answers, entropy / total, {k: v / total for k, v in traces.items()}))
+        out.append(Estimate(tree, p, math.sqrt(variance), sum(m for _, _, m in strata[j]),
+                            answers,
+                            entropy / total, {k: v / total for k, v in traces.items()}))
     return out

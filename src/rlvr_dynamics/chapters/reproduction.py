@@ -69,7 +69,7 @@ class Params(NeedsParams):
     estimator: Text = "exact"
     tol: Real(0, 1) = 1e-3
     max_nodes: Int(1) = 50
-    frontier_samples: Int(1) = 4
+    frontier_samples: Int(1) = 16
     n: Int(1) = 256
     ks: ListOf(Int(1)) = [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096]
     settings: dict[str, Setting] = {"paper": {"temperature": 0.6, "top_p": 0.95},
@@ -84,7 +84,7 @@ class Params(NeedsParams):
     case_samples: Int(1) = 6
     toy_seeds: Int(1) = 1000
     toy_steps: Int(1) = 400
-    knob_generations: ListOf(Int(2), 0) = [2]
+    knob_generations: ListOf(Int(2), 0) = []
     knob_algorithms: ListOf(str, 0) = ["grpo", "grpo_n"]
 
     @model_validator(mode="after")

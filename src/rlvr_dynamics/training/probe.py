@@ -25,9 +25,11 @@ SETTINGS = {"paper": (0.6, 0.95), "full": (1.0, 1.0)}
 """(temperature, top-p) of each measurement: Appendix C.2's evaluation setting, and the full
 distribution that RL samples from."""
 SPLITS = ("test", "ood")
-TOL, MAX_NODES, BELOW = 1e-3, 50, 4
-"""The exact measurement's tolerance, prefixes per problem and samples below the frontier (the
-reproduction chapter's settings, whose precision its agreement check shows)."""
+TOL, MAX_NODES, BELOW = 1e-3, 50, 8
+"""The exact measurement's tolerance, prefixes per problem and samples below each stratum of
+the frontier: the reproduction chapter's tolerance and prefixes with half its samples (a probe
+runs about a dozen times per run; its precision is averaged over problems and seeds, and each
+path's stratum gets its own samples however rare the path)."""
 KEYS = ("p", "se", *sums.TRACES, "answer_entropy", "token_entropy")
 
 
