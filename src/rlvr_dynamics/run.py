@@ -38,6 +38,8 @@ log = logging.getLogger("rlvr_dynamics.run")
 BOOK = REPO / "book"
 MATHJAX = REPO / ".cache" / "mathjax" / "node_modules" / "mathjax" / "es5"
 MATHJAX_PARTS = ["tex-mml-chtml.js", "input", "output/chtml", "ui"]
+REFERENCE_COSTS = BOOK / "reference_costs.yaml"
+"""Minutes per chapter of the build each run report of the same profile is compared with."""
 FINDINGS = "<!-- findings: written here from the verdict records by rlvr_dynamics.run -->"
 
 
@@ -154,9 +156,13 @@ def run_report(profile: str, root: Path) -> str:
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
         f"on {platform.machine()} with {os.cpu_count()} CPU cores and Python "
         f"{platform.python_version()}.", "",
-        "| chapter | executed at (UTC) | wall time |", "|---|---|---|",
     ]
-    params_md, total = [], 0.0
+    reference = yaml.safe_load(REFERENCE_COSTS.read_text()) if REFERENCE_COSTS.is_file() else {}
+    before = reference.get("minutes", {}) if reference.get("profile") == profile else {}
+    lines += (["| chapter | executed at (UTC) | wall time | reference build |",
+               "|---|---|---|---|"] if before else
+              ["| chapter | executed at (UTC) | wall time |", "|---|---|---|"])
+    params_md, total, both = [], 0.0, [0.0, 0.0]
     for name in chapters():
         path = root / "notebooks" / f"{name}.ipynb"
         if not path.is_file():
@@ -164,14 +170,26 @@ def run_report(profile: str, root: Path) -> str:
         meta = nbformat.read(path, as_version=4).metadata.get("papermill", {})
         seconds = meta.get("duration") or 0.0
         total += seconds
-        lines.append(f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
-                     f"| {seconds / 60:.1f} min |")
+        row = (f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
+               f"| {seconds / 60:.1f} min |")
+        if before:
+            row += f" {before[name]:.1f} min |" if name in before else " - |"
+            if name in before:
+                both[0], both[1] = both[0] + seconds / 60, both[1] + before[name]
+        lines.append(row)
         params = dict(meta.get("parameters", {}))
         reads = list(params.pop("upstream", {}))
         params_md += [f"**{name}**" + (f" (reads the parameters of: {', '.join(reads)})"
                                        if reads else ""), "", "```yaml",
                       yaml.safe_dump(params, sort_keys=True).strip(), "```", ""]
-    lines += [f"| **all chapters** | | **{total / 60:.1f} min** |", "",
+    lines += [f"| **all chapters** | | **{total / 60:.1f} min** |" +
+              (f" **{sum(before.values()):.1f} min** |" if before else ""), "",
+              *([f"Against the reference build ({reference['label']}): the chapters both ran "
+                 f"took {both[0]:.1f} min here against {both[1]:.1f} min there, "
+                 f"{abs(both[0] - both[1]):.1f} min ({abs(1 - both[0] / both[1]):.0%}) "
+                 f"{'less' if both[0] <= both[1] else 'more'} (results read back here count "
+                 f"as read, not as computed).", ""]
+                if before and both[1] else []),
               "A chapter's wall time covers what it computed in that execution: results that "
               "an earlier execution under the same profile left on disk (keyed by their "
               "settings and made by the same code) are read back, not recomputed. The book's "
