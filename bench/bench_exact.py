@@ -5,10 +5,11 @@ sums splits under both settings of the reproduction chapter, with everything eac
 
 * sampled: n = 256 samples per problem (the book's sampler), Pass@k by the unbiased
   estimator; standard error of p: sqrt(p (1 - p) / n).
-* exact: the completion tree expanded (KV cache, all problems' prefixes batched) until at
-  most ``--tol`` of its mass is left or ``--max-nodes`` prefixes are expanded, then
-  ``--below`` samples under the frontier where more is left (``exact.stratified_all``);
-  standard error F sqrt(f (1 - f) / below), 0 where the tree closed.
+* exact: the completion tree expanded heaviest prefix first (KV cache, all problems' prefixes
+  batched) until at most ``--tol`` of its mass is left or ``--max-nodes`` prefixes are
+  expanded, then ``--below`` samples under each stratum of the frontier (its first token)
+  where more is left (``exact.stratified_all``); standard error
+  sqrt(sum_s F_s^2 f_s (1 - f_s) / below), 0 where the tree closed.
 
 It prints the time ratio exact / sampled (the issue's target: at most 0.1 at equal or better
 precision), the median and largest standard errors, and on how many problems the sampled share
