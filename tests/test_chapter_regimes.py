@@ -8,6 +8,7 @@ import pytest
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters import regimes as chapter
+from rlvr_dynamics.chapters import toy_dynamics
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.probe import KEYS, SETTINGS, SPLITS
 
@@ -112,6 +113,42 @@ def test_the_toy_prediction_is_later_for_a_rarer_path():
     assert common["toy expansion"] < rare["toy expansion"]
     assert np.isnan(chapter.toy_prediction([0.4, 0.5, 0.1], [0.5, 1.0, 0.0], 8, D, 10,
                                            10)["toy expansion"])
+
+
+def test_the_toy_orders_both_updates_under_each_optimizer():
+    D = toy_dynamics.Params.parse({})
+    times = chapter.toy_orderings([0.9, 0.05, 0.05], [0.5, 1.0, 0.0], 8, D, 300, 50)
+    assert set(times) == {"Adam", "SGD"}
+    assert all(set(t) == {"GRPO", "GRPO-N"} and all(v > 0 for v in t.values())
+               for t in times.values())
+
+
+def test_the_order_of_two_times_to_expansion():
+    assert chapter.order(50.0, 20.0, 10) == "later" and chapter.order(20.0, 50.0, 10) == "earlier"
+    assert chapter.order(25.0, 20.0, 10) == "same" and chapter.order(np.inf, 20.0, 10) == "later"
+    assert chapter.order(np.inf, np.inf, 10) == "neither expands"
+    assert chapter.order(np.nan, 20.0, 10) == "outside the toy"
+
+
+def test_the_lm_follows_the_optimizer_whose_ordering_it_shares():
+    rows = [{"regime": regime, "algorithm": algo, "seed": s, "expansion": t}
+            for regime, times in (("a", {"GRPO": 20.0, "GRPO-N": 50.0}),
+                                  ("b", {"GRPO": np.inf, "GRPO-N": np.inf}))
+            for algo, t in times.items() for s in range(3)]
+    toy_times = {"a": {"Adam": {"GRPO": 30.0, "GRPO-N": 20.0},
+                       "SGD": {"GRPO": 30.0, "GRPO-N": 60.0}},
+                 "b": {"Adam": {"GRPO": np.inf, "GRPO-N": np.inf},
+                       "SGD": {"GRPO": 30.0, "GRPO-N": 31.0}}}
+    orders = chapter.ordering_table(pd.DataFrame(rows), toy_times, 10)
+    assert orders.loc["a", "LM: GRPO-N vs GRPO"] == "later (50 vs 20)"
+    assert orders.loc["a", "toy, Adam"].startswith("earlier")
+    assert orders["the LM follows"].tolist() == ["SGD", "Adam"]
+    assert chapter.ordering_text(orders) == (
+        "GRPO-N's time to expansion against GRPO's, the LM's ordering matches the toy's under "
+        "Adam in 1 of 2, under SGD in 1 of 2 regimes.")
+    toy_times["a"]["SGD"]["GRPO-N"] = 10.0  # now neither optimizer's ordering is the LM's
+    assert chapter.ordering_table(pd.DataFrame(rows), toy_times, 10).loc[
+        "a", "the LM follows"] == "none"
 
 
 def test_the_knobs_reach_every_run():

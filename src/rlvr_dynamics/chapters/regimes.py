@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
+from rlvr_dynamics.chapters import toy_dynamics
 from rlvr_dynamics.chapters.reproduction import PATHS as PATH_STYLE
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
@@ -270,6 +271,62 @@ def toy_prediction(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, ste
             "toy dip": float(s.mean[:, 0, 1].min() / pi0[1] - 1)}
 
 
+TOY_SAME = 0.1
+"""Toy times to expansion within this fraction of each other count as the same."""
+
+
+def toy_orderings(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
+                  seeds: int) -> dict[str, dict[str, float]]:
+    """``{optimizer: {"GRPO": t, "GRPO-N": t}}``: the toy's median time to expansion
+    (``toy_prediction``) with the standard and the negative-only update, under each optimizer
+    of the toy chapter (``toy_dynamics.optimizers``: Adam at its lr, SGD at its ``sgd_lr``);
+    the toy chapter shows the negative-only speed-up to be Adam's doing."""
+    return {name: {label: toy_prediction(pi0, r, G, D.model_copy(update=kw), steps, seeds,
+                                         negative_only=neg)["toy expansion"]
+                   for label, neg in (("GRPO", False), ("GRPO-N", True))}
+            for name, kw in toy_dynamics.optimizers(D).items()}
+
+
+def order(t_n: float, t: float, same: float) -> str:
+    """GRPO-N's time to expansion ``t_n`` against GRPO's ``t``: "later", "earlier", "same"
+    (within ``same``), "neither expands", or "outside the toy" (NaN: the toy's scenario does
+    not hold)."""
+    if np.isnan(t_n) or np.isnan(t):
+        return "outside the toy"
+    if np.isinf(t_n) and np.isinf(t):
+        return "neither expands"
+    if abs(t_n - t) <= same:
+        return "same"
+    return "later" if t_n > t else "earlier"
+
+
+def ordering_table(table: pd.DataFrame, toy_times: dict[str, dict[str, dict[str, float]]],
+                   probe_every: int) -> pd.DataFrame:
+    """Per regime: GRPO-N's time to expansion against GRPO's in the LM (medians over seeds;
+    the same within one probe interval, ``probe_every``) and in the toy under each optimizer
+    (``toy_times[regime]``, from ``toy_orderings``; the same within ``TOY_SAME``), and which
+    optimizers' orderings the LM's matches ("none" if neither)."""
+    rows = []
+    for regime, g in table.groupby("regime", sort=False):
+        t = {a: float(np.median(x["expansion"])) for a, x in g.groupby("algorithm")}
+        if not {"GRPO", "GRPO-N"} <= set(t):
+            continue
+        lm = order(t["GRPO-N"], t["GRPO"], probe_every)
+        row = {"regime": regime, "LM: GRPO-N vs GRPO": f"{lm} ({_steps([t['GRPO-N']])} vs "
+                                                        f"{_steps([t['GRPO']])})"}
+        follows = []
+        for name, times in toy_times[regime].items():
+            toy_order = order(times["GRPO-N"], times["GRPO"],
+                              TOY_SAME * min(times["GRPO-N"], times["GRPO"]))
+            row[f"toy, {name}"] = (f"{toy_order} ({_steps([times['GRPO-N']])} vs "
+                                   f"{_steps([times['GRPO']])})")
+            if toy_order == lm and lm != "outside the toy":
+                follows.append(name)
+        row["the LM follows"] = " and ".join(follows) or "none"
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("regime")
+
+
 # --- figures -----------------------------------------------------------------------------------
 
 def _band(ax, g: pd.DataFrame, column: str, **style) -> None:
@@ -490,3 +547,21 @@ def findings_text(table: pd.DataFrame, k: int, steps: int) -> str:
                + "; toy: " + ", ".join(f"{r} {_steps([v])}" for r, v in order["toy"].items())
                + ").")
     return " ".join(out)
+
+
+def ordering_text(orders: pd.DataFrame) -> str:
+    """``ordering_table`` in words: in how many regimes the LM's ordering of GRPO-N against
+    GRPO matches the toy's under each optimizer."""
+    if orders.empty:
+        return "No regime ran both GRPO and GRPO-N."
+    toy_columns = [c for c in orders.columns if c.startswith("toy, ")]
+    parts = []
+    for column in toy_columns:
+        name = column.removeprefix("toy, ")
+        matched = orders["the LM follows"].str.split(" and ").apply(lambda f: name in f)
+        parts.append(f"under {name} in {int(matched.sum())} of {len(orders)}")
+    outside = int(orders["LM: GRPO-N vs GRPO"].str.startswith("outside").sum())
+    return ("GRPO-N's time to expansion against GRPO's, the LM's ordering matches the toy's "
+            + ", ".join(parts) + " regimes"
+            + (f" ({outside} outside the toy's scenario)" if outside else "") + ".")
+
