@@ -24,9 +24,9 @@ frontier still holds more than ``tol``, ``eps`` falls eightfold and the frontier
 prefixes are grown again (prefilled in one batch). ``eps`` starts at 1, so the expansion is
 nearly best-first: under a node budget the heaviest completions finish first (on a trained
 model's long stepwise completions, 50 prefixes leave a median 0.12 of the mass unexpanded where
-starting at ``tol`` left 1.00; ``bench/bench_exact.py``). At any moment the expanded set is a subtree,
-so the bounds hold whenever the expansion stops (``tol`` reached or ``max_nodes`` prefixes
-expanded).
+starting at ``tol`` left 1.00; lab notebook, section 21). At any moment the expanded set is a
+subtree, so the bounds hold whenever the expansion stops (``tol`` reached or ``max_nodes``
+prefixes expanded).
 
 Where the tree is too large to close (a long stepwise completion branches at every step),
 ``stratified`` keeps the expanded part exact and samples only below the frontier, stratified
@@ -38,9 +38,9 @@ drawn in proportion to its mass within the stratum. With f_s the probability of 
 completion given such a prefix, ``p = p_lo + sum_s F_s f_s``; ``p_lo + sum_s F_s c_s / n_s``
 (c_s correct samples) is unbiased with standard error ``sqrt(sum_s F_s^2 f_s (1 - f_s) / n_s)``,
 reported with f_s shrunk to (c_s + 1/2) / (n_s + 1), so that a few samples that all agree do not
-claim an error of zero. A stratum's own samples make its error relative to its own mass: a rare path of mass
-0.002 is measured by its n samples, not by the 0.002 n it would get in proportion to the whole
-frontier's mass (the regimes chapter's low priors).
+claim an error of zero. A stratum's own samples make its error relative to its own mass: a
+rare path of mass 0.002 is measured by its n samples, not by the 0.002 n it would get in
+proportion to the whole frontier's mass (the regimes chapter's low priors).
 The answer distribution, token entropy and traces are combined the same way (each sample of a
 stratum carrying mass F_s / n_s).
 """
@@ -390,9 +390,9 @@ def _within_budget(r: np.ndarray, c: np.ndarray, child: np.ndarray, tree_of: np.
 @dataclass(frozen=True)
 class Estimate:
     """``stratified``'s p: the exact part plus the sampled frontier's contribution, its
-    standard error, and the samples drawn (``n`` per stratum, fewer for the lightest); the answer masses, expected
-    token entropy and trace masses combined the same way (over the finished and sampled mass,
-    renormalised)."""
+    standard error, and the samples drawn (``n`` per stratum, fewer for the lightest); the
+    answer masses, expected token entropy and trace masses combined the same way (over the
+    finished and sampled mass, renormalised)."""
 
     tree: Tree
     p: float
@@ -422,8 +422,7 @@ def stratified_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
     """Each problem's tree expanded to ``tol`` (or ``max_nodes``, ``expand_all``), then,
     where its frontier holds more than ``tol``, ``n`` completions sampled below each of its
     frontier's strata (the module docstring gives the strata, the estimator and its standard
-    error); all problems' samples drawn in one call of the
-    sampler."""
+    error); all problems' samples drawn in one call of the sampler."""
     trees = expand_all(model, tokenizer, problems, task, temperature=temperature, top_p=top_p,
                        max_tokens=max_tokens, tol=tol, max_nodes=max_nodes,
                        batch_size=batch_size, add_bos=add_bos,
