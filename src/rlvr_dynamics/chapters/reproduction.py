@@ -68,7 +68,7 @@ class Params(NeedsParams):
     problems: Int(1, 200) = 40
     estimator: Text = "exact"
     tol: Real(0, 1) = 1e-3
-    max_nodes: Int(1) = 50
+    max_nodes: Int(1) = 75
     frontier_samples: Int(1) = 16
     n: Int(1) = 256
     ks: ListOf(Int(1)) = [1, 2, 4, 8, 16, 32, 64, 128, 256, 1024, 4096]

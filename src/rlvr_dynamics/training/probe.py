@@ -27,9 +27,9 @@ distribution that RL samples from."""
 SPLITS = ("test", "ood")
 TOL, MAX_NODES, BELOW = 1e-3, 50, 8
 """The exact measurement's tolerance, prefixes per problem and samples below each stratum of
-the frontier: the reproduction chapter's tolerance and prefixes with half its samples (a probe
-runs about a dozen times per run; its precision is averaged over problems and seeds, and each
-path's stratum gets its own samples however rare the path)."""
+the frontier: the reproduction chapter's tolerance with two thirds of its prefixes and half its
+samples (a probe runs about a dozen times per run; its precision is averaged over problems and
+seeds, and each path's stratum gets its own samples however rare the path)."""
 KEYS = ("p", "se", *sums.TRACES, "answer_entropy", "token_entropy")
 
 
