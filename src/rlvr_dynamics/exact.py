@@ -152,8 +152,8 @@ def _firsts(ids: list[tuple[int, ...]], tokens: np.ndarray) -> np.ndarray:
 def _strata(frontier: Frontier, tol: float, n: int) -> list[tuple[float, list[int], int]]:
     """(mass, first tokens, samples) of each stratum: every first token whose frontier mass
     exceeds ``tol`` alone with ``n`` samples, the lighter ones together with samples in
-    proportion to their mass (at least one: unbiased; their completions are mostly junk that
-    runs to ``max_tokens``)."""
+    proportion to their mass (at least one, so the estimate stays unbiased; ``n`` of them cost
+    more time than they saved error: lab notebook, section 21)."""
     masses = frontier.strata()
     out = [(m, [f], n) for f, m in masses.items() if m > tol]
     light = [f for f, m in masses.items() if m <= tol]

@@ -159,43 +159,46 @@ def run_report(profile: str, root: Path) -> str:
     ]
     reference = yaml.safe_load(REFERENCE_COSTS.read_text()) if REFERENCE_COSTS.is_file() else {}
     before = reference.get("minutes", {}) if reference.get("profile") == profile else {}
-    lines += (["| chapter | executed at (UTC) | wall time | reference build |",
-               "|---|---|---|---|"] if before else
-              ["| chapter | executed at (UTC) | wall time |", "|---|---|---|"])
-    params_md, total, both = [], 0.0, [0.0, 0.0]
+    extra = (" reference build |", "---|") if before else ("", "")
+    lines += [f"| chapter | executed at (UTC) | wall time |{extra[0]}", f"|---|---|---|{extra[1]}"]
+    params_md, minutes = [], {}
     for name in chapters():
         path = root / "notebooks" / f"{name}.ipynb"
         if not path.is_file():
             continue
         meta = nbformat.read(path, as_version=4).metadata.get("papermill", {})
-        seconds = meta.get("duration") or 0.0
-        total += seconds
-        row = (f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
-               f"| {seconds / 60:.1f} min |")
-        if before:
-            row += f" {before[name]:.1f} min |" if name in before else " - |"
-            if name in before:
-                both[0], both[1] = both[0] + seconds / 60, both[1] + before[name]
-        lines.append(row)
+        minutes[name] = (meta.get("duration") or 0.0) / 60
+        then = (f" {before[name]:.1f} min |" if name in before else " - |") if before else ""
+        lines.append(f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
+                     f"| {minutes[name]:.1f} min |{then}")
         params = dict(meta.get("parameters", {}))
         reads = list(params.pop("upstream", {}))
         params_md += [f"**{name}**" + (f" (reads the parameters of: {', '.join(reads)})"
                                        if reads else ""), "", "```yaml",
                       yaml.safe_dump(params, sort_keys=True).strip(), "```", ""]
-    lines += [f"| **all chapters** | | **{total / 60:.1f} min** |" +
+    lines += [f"| **all chapters** | | **{sum(minutes.values()):.1f} min** |" +
               (f" **{sum(before.values()):.1f} min** |" if before else ""), "",
-              *([f"Against the reference build ({reference['label']}): the chapters both ran "
-                 f"took {both[0]:.1f} min here against {both[1]:.1f} min there, "
-                 f"{abs(both[0] - both[1]):.1f} min ({abs(1 - both[0] / both[1]):.0%}) "
-                 f"{'less' if both[0] <= both[1] else 'more'} (results read back here count "
-                 f"as read, not as computed).", ""]
-                if before and both[1] else []),
+              *_against_reference(minutes, before, reference.get("label", "")),
               "A chapter's wall time covers what it computed in that execution: results that "
               "an earlier execution under the same profile left on disk (keyed by their "
               "settings and made by the same code) are read back, not recomputed. The book's "
               "build itself (a minute or two) is not included.", "", *_stale_md(profile),
               "## Parameters of each chapter", "", *params_md]
     return "\n".join(lines) + "\n"
+
+
+def _against_reference(minutes: dict[str, float], before: dict[str, float], label: str
+                       ) -> list[str]:
+    """The run report's sentence comparing the chapters this build and the reference build
+    (``REFERENCE_COSTS``) both ran; none without a reference."""
+    here = sum(m for name, m in minutes.items() if name in before)
+    there = sum(before[name] for name in minutes if name in before)
+    if not there:
+        return []
+    return [f"Against the reference build ({label}): the chapters both ran took {here:.1f} min "
+            f"here against {there:.1f} min there, {abs(here - there):.1f} min "
+            f"({abs(1 - here / there):.0%}) {'less' if here <= there else 'more'} (results read "
+            f"back here count as read, not as computed).", ""]
 
 
 def _stale_md(profile: str) -> list[str]:
