@@ -115,12 +115,38 @@ def test_the_toy_prediction_is_later_for_a_rarer_path():
                                            10)["toy expansion"])
 
 
-def test_the_toy_orders_both_updates_under_each_optimizer():
+def test_the_toy_predicts_both_updates_under_each_optimizer_running_each_setting_once(
+        monkeypatch):
     D = toy_dynamics.Params.parse({})
-    times = chapter.toy_orderings([0.9, 0.05, 0.05], [0.5, 1.0, 0.0], 8, D, 300, 50)
-    assert set(times) == {"Adam", "SGD"}
-    assert all(set(t) == {"GRPO", "GRPO-N"} and all(v > 0 for v in t.values())
-               for t in times.values())
+    assert D.optimizer == "adam"  # the chapter's own setting is the "Adam" one: run once
+    predicted = chapter.toy_predictions([0.9, 0.05, 0.05], [0.5, 1.0, 0.0], 8, D, 300, 50)
+    assert set(predicted) == {chapter.OWN, "Adam", "SGD"}
+    assert all(set(p) == {"GRPO", "GRPO-N"} and all(v["toy expansion"] > 0 for v in p.values())
+               for p in predicted.values())
+    assert predicted[chapter.OWN] == predicted["Adam"] != predicted["SGD"]
+    calls = []
+    monkeypatch.setattr(chapter, "toy_prediction",
+                        lambda *a, **kw: calls.append(a[3].optimizer) or {"toy expansion": 1.0})
+    chapter.toy_predictions([0.9, 0.05, 0.05], [0.5, 1.0, 0.0], 8, D, 3, 2)
+    assert sorted(calls) == ["adam", "adam", "sgd", "sgd"]
+    calls.clear()
+    own_sgd = D.model_copy(update={"optimizer": "sgd", "lr": D.sgd_lr / 2})
+    chapter.toy_predictions([0.9, 0.05, 0.05], [0.5, 1.0, 0.0], 8, own_sgd, 3, 2)
+    assert sorted(calls) == ["adam", "adam", "sgd", "sgd", "sgd", "sgd"]  # a setting of its own
+
+
+def test_the_toy_beside_each_regime_reads_its_base(monkeypatch):
+    long, _, _ = tables("shrinks then expands")
+    monkeypatch.setattr(chapter, "toy_prediction", lambda pi0, r, G, D, steps, seeds,
+                        negative_only=False: {"toy expansion": 30.0 if negative_only else 20.0})
+    D = toy_dynamics.Params.parse({})
+    rows, times = chapter.toy_side(long, HARD, {"shrinks then expands": chapter.Regime()},
+                                   ["GRPO", "GSPO-N"], 8, D, 3, 2)
+    assert rows["algorithm"].tolist() == ["GRPO", "GSPO-N"]
+    assert rows["toy expansion"].tolist() == [20.0, 30.0]  # GSPO-N: the negative-only update
+    assert np.isclose(rows["pi0(a2)"].iloc[0], 0.05 / (1 + 1e-4))
+    assert times == {"shrinks then expands": {"Adam": {"GRPO": 20.0, "GRPO-N": 30.0},
+                                              "SGD": {"GRPO": 20.0, "GRPO-N": 30.0}}}
 
 
 def test_the_order_of_two_times_to_expansion():
@@ -139,16 +165,30 @@ def test_the_lm_follows_the_optimizer_whose_ordering_it_shares():
                        "SGD": {"GRPO": 30.0, "GRPO-N": 60.0}},
                  "b": {"Adam": {"GRPO": np.inf, "GRPO-N": np.inf},
                        "SGD": {"GRPO": 30.0, "GRPO-N": 31.0}}}
-    orders = chapter.ordering_table(pd.DataFrame(rows), toy_times, 10)
-    assert orders.loc["a", "LM: GRPO-N vs GRPO"] == "later (50 vs 20)"
-    assert orders.loc["a", "toy, Adam"].startswith("earlier")
-    assert orders["the LM follows"].tolist() == ["SGD", "Adam"]
+    orders = chapter.orderings(pd.DataFrame(rows), toy_times, 10)
+    assert orders.loc["a", "LM"] == "later" and orders.loc["a", "LM times"] == (50.0, 20.0)
+    assert orders.loc["a", "toy, Adam"] == "earlier"
+    assert orders["follows"].tolist() == [("SGD",), ("Adam",)]
+    shown = chapter.ordering_table(orders)
+    assert shown.loc["a", "LM: GRPO-N vs GRPO"] == "later (50 vs 20)"
+    assert shown.loc["b", "toy, Adam"] == "neither expands (never vs never)"
+    assert shown["the LM follows"].tolist() == ["SGD", "Adam"]
     assert chapter.ordering_text(orders) == (
         "GRPO-N's time to expansion against GRPO's, the LM's ordering matches the toy's under "
         "Adam in 1 of 2, under SGD in 1 of 2 regimes.")
     toy_times["a"]["SGD"]["GRPO-N"] = 10.0  # now neither optimizer's ordering is the LM's
-    assert chapter.ordering_table(pd.DataFrame(rows), toy_times, 10).loc[
-        "a", "the LM follows"] == "none"
+    orders = chapter.orderings(pd.DataFrame(rows), toy_times, 10)
+    assert orders.loc["a", "follows"] == ()
+    assert chapter.ordering_table(orders).loc["a", "the LM follows"] == "none"
+    assert chapter.ordering_text(orders).startswith(
+        "GRPO-N's time to expansion against GRPO's, the LM's ordering matches the toy's under "
+        "Adam in 1 of 2, under SGD in 0 of 2")
+    toy_times["b"] = {o: {"GRPO": np.nan, "GRPO-N": np.nan} for o in ("Adam", "SGD")}
+    orders = chapter.orderings(pd.DataFrame(rows), toy_times, 10)
+    assert orders.loc["b", "follows"] == ()  # a base outside the toy's scenario follows none
+    assert chapter.ordering_table(orders).loc["b", "toy, SGD"] == "outside the toy"
+    assert chapter.ordering_text(orders).endswith(
+        "under SGD in 0 of 2 regimes (1 outside the toy's scenario).")
 
 
 def test_the_knobs_reach_every_run():

@@ -275,16 +275,52 @@ TOY_SAME = 0.1
 """Toy times to expansion within this fraction of each other count as the same."""
 
 
-def toy_orderings(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
-                  seeds: int) -> dict[str, dict[str, float]]:
-    """``{optimizer: {"GRPO": t, "GRPO-N": t}}``: the toy's median time to expansion
-    (``toy_prediction``) with the standard and the negative-only update, under each optimizer
-    of the toy chapter (``toy_dynamics.optimizers``: Adam at its lr, SGD at its ``sgd_lr``);
-    the toy chapter shows the negative-only speed-up to be Adam's doing."""
-    return {name: {label: toy_prediction(pi0, r, G, D.model_copy(update=kw), steps, seeds,
-                                         negative_only=neg)["toy expansion"]
-                   for label, neg in (("GRPO", False), ("GRPO-N", True))}
-            for name, kw in toy_dynamics.optimizers(D).items()}
+OWN = "the toy chapter's"
+"""The key of the toy chapter's own optimizer and learning rate among ``toy_settings``."""
+
+
+def toy_settings(D: Any) -> dict[str, dict[str, Any]]:
+    """The toy's optimizers beside a regime: the toy chapter's own (``OWN``, the phase
+    diagram's) and each of ``toy_dynamics.optimizers`` (Adam at its lr, SGD at its ``sgd_lr``;
+    the toy chapter shows the negative-only speed-up to be Adam's doing)."""
+    return {OWN: dict(optimizer=D.optimizer, lr=D.lr), **toy_dynamics.optimizers(D)}
+
+
+def toy_predictions(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
+                    seeds: int) -> dict[str, dict[str, dict[str, float]]]:
+    """``{optimizer: {"GRPO": prediction, "GRPO-N": prediction}}``: ``toy_prediction`` with
+    the standard and the negative-only update under each of ``toy_settings``; a setting that
+    two names share (the chapter's own is usually Adam) runs once."""
+    done: dict[tuple, dict[str, dict[str, float]]] = {}
+    for name, kw in toy_settings(D).items():
+        key = tuple(sorted(kw.items()))
+        if key not in done:
+            done[key] = {label: toy_prediction(pi0, r, G, D.model_copy(update=kw), steps, seeds,
+                                               negative_only=neg)
+                         for label, neg in (("GRPO", False), ("GRPO-N", True))}
+    return {name: done[tuple(sorted(kw.items()))] for name, kw in toy_settings(D).items()}
+
+
+def toy_side(long: pd.DataFrame, hard: dict[str, np.ndarray], regimes: dict[str, Regime],
+             labels: Sequence[str], G: int, D: Any, steps: int, seeds: int
+             ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
+    """The toy beside each regime, from its base (``toy_inputs``) and ``toy_predictions``:
+    one row per regime and algorithm label of ``labels`` (a "-N" label: the toy's
+    negative-only update; with one action per sample the toy's GSPO is its GRPO) with pi0(a2),
+    r(a1), r(a2) and the prediction under the toy chapter's own optimizer (for the phase
+    diagram), and ``{regime: {optimizer:
+    {label: time to expansion}}}`` under each of ``toy_dynamics.optimizers`` (for
+    ``orderings``)."""
+    rows, times = [], {}
+    for name, regime in regimes.items():
+        pi0, r = toy_inputs(long, hard, name, regime.hard_share)
+        predicted = toy_predictions(pi0, r, G, D, steps, seeds)
+        rows += [{"regime": name, "algorithm": label, "pi0(a2)": pi0[1], "r(a1)": r[0],
+                  "r(a2)": r[1], **predicted[OWN]["GRPO-N" if label.endswith("-N") else "GRPO"]}
+                 for label in labels]
+        times[name] = {opt: {label: p["toy expansion"] for label, p in by_label.items()}
+                       for opt, by_label in predicted.items() if opt != OWN}
+    return pd.DataFrame(rows), times
 
 
 def order(t_n: float, t: float, same: float) -> str:
@@ -300,31 +336,45 @@ def order(t_n: float, t: float, same: float) -> str:
     return "later" if t_n > t else "earlier"
 
 
-def ordering_table(table: pd.DataFrame, toy_times: dict[str, dict[str, dict[str, float]]],
-                   probe_every: int) -> pd.DataFrame:
-    """Per regime: GRPO-N's time to expansion against GRPO's in the LM (medians over seeds;
-    the same within one probe interval, ``probe_every``) and in the toy under each optimizer
-    (``toy_times[regime]``, from ``toy_orderings``; the same within ``TOY_SAME``), and which
-    optimizers' orderings the LM's matches ("none" if neither)."""
+def orderings(table: pd.DataFrame, toy_times: dict[str, dict[str, dict[str, float]]],
+              probe_every: int) -> pd.DataFrame:
+    """Per regime that ran both GRPO and GRPO-N: GRPO-N's time to expansion against GRPO's in
+    the LM (``LM``: the ``order`` of the medians over seeds, the same within one probe
+    interval, ``probe_every``; ``LM times``: (GRPO-N, GRPO)) and in the toy under each
+    optimizer (``toy_times[regime]``, from ``toy_side``; the same within ``TOY_SAME``), and
+    ``follows``: the optimizers whose ordering the LM's matches."""
     rows = []
     for regime, g in table.groupby("regime", sort=False):
         t = {a: float(np.median(x["expansion"])) for a, x in g.groupby("algorithm")}
         if not {"GRPO", "GRPO-N"} <= set(t):
             continue
-        lm = order(t["GRPO-N"], t["GRPO"], probe_every)
-        row = {"regime": regime, "LM: GRPO-N vs GRPO": f"{lm} ({_steps([t['GRPO-N']])} vs "
-                                                        f"{_steps([t['GRPO']])})"}
-        follows = []
+        row = {"regime": regime, "LM": order(t["GRPO-N"], t["GRPO"], probe_every),
+               "LM times": (t["GRPO-N"], t["GRPO"]), "follows": ()}
         for name, times in toy_times[regime].items():
             toy_order = order(times["GRPO-N"], times["GRPO"],
                               TOY_SAME * min(times["GRPO-N"], times["GRPO"]))
-            row[f"toy, {name}"] = (f"{toy_order} ({_steps([times['GRPO-N']])} vs "
-                                   f"{_steps([times['GRPO']])})")
-            if toy_order == lm and lm != "outside the toy":
-                follows.append(name)
-        row["the LM follows"] = " and ".join(follows) or "none"
+            row[f"toy, {name}"], row[f"toy times, {name}"] = \
+                toy_order, (times["GRPO-N"], times["GRPO"])
+            if toy_order == row["LM"] != "outside the toy":
+                row["follows"] += (name,)
         rows.append(row)
-    return pd.DataFrame(rows).set_index("regime")
+    return pd.DataFrame(rows, columns=["regime", "LM", "LM times", "follows"] + sorted(
+        {k for r in rows for k in r} - {"regime", "LM", "LM times", "follows"})
+                        ).set_index("regime")
+
+
+def ordering_table(orders: pd.DataFrame) -> pd.DataFrame:
+    """``orderings`` for reading: each ordering with its two times (GRPO-N vs GRPO), where the
+    toy's scenario holds."""
+    def shown(o: str, times: tuple[float, float]) -> str:
+        return o if o == "outside the toy" else f"{o} ({_steps([times[0]])} vs {_steps([times[1]])})"
+    out = pd.DataFrame(index=orders.index)
+    out["LM: GRPO-N vs GRPO"] = [shown(o, t) for o, t in zip(orders["LM"], orders["LM times"])]
+    for column in [c for c in orders.columns if c.startswith("toy, ")]:
+        times = orders[column.replace("toy, ", "toy times, ")]
+        out[column] = [shown(o, t) for o, t in zip(orders[column], times)]
+    out["the LM follows"] = [" and ".join(f) or "none" for f in orders["follows"]]
+    return out
 
 
 # --- figures -----------------------------------------------------------------------------------
@@ -550,18 +600,14 @@ def findings_text(table: pd.DataFrame, k: int, steps: int) -> str:
 
 
 def ordering_text(orders: pd.DataFrame) -> str:
-    """``ordering_table`` in words: in how many regimes the LM's ordering of GRPO-N against
-    GRPO matches the toy's under each optimizer."""
+    """``orderings`` in words: in how many regimes the LM's ordering of GRPO-N against GRPO
+    matches the toy's under each optimizer."""
     if orders.empty:
         return "No regime ran both GRPO and GRPO-N."
-    toy_columns = [c for c in orders.columns if c.startswith("toy, ")]
-    parts = []
-    for column in toy_columns:
-        name = column.removeprefix("toy, ")
-        matched = orders["the LM follows"].str.split(" and ").apply(lambda f: name in f)
-        parts.append(f"under {name} in {int(matched.sum())} of {len(orders)}")
-    outside = int(orders["LM: GRPO-N vs GRPO"].str.startswith("outside").sum())
+    names = [c.removeprefix("toy, ") for c in orders.columns if c.startswith("toy, ")]
+    parts = [f"under {name} in {sum(name in f for f in orders['follows'])} of {len(orders)}"
+             for name in names]
+    outside = int((orders[[f"toy, {n}" for n in names]] == "outside the toy").any(axis=1).sum())
     return ("GRPO-N's time to expansion against GRPO's, the LM's ordering matches the toy's "
             + ", ".join(parts) + " regimes"
             + (f" ({outside} outside the toy's scenario)" if outside else "") + ".")
-
