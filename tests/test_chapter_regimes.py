@@ -211,14 +211,26 @@ def test_the_findings_follow_the_table():
                              "depth": -3.0 * s, "stalled": np.isinf(x), "pi0(a2)": 0.05,
                              "toy expansion": toy_t, "noise": 1.5})
     table = pd.DataFrame(rows)
-    text = chapter.findings_text(table, 256, 100)
+    text = chapter.findings_text(table, 256, 100, 10)
     assert "rare, GRPO (P(stepwise) 0.0500 at the start): expanded in 2 of 3 seeds (steps 40, " \
            "never, 50)" in text
     assert ("-3.0 points against the base (seeds -6.0 to +0.0; the probe's own standard error "
             "1.5 points); 1 seed stalled") in text
-    assert "regimes come in the order the toy predicts" in text
+    assert "of the 1 pairs of regimes that the toy sets apart (its times more than 10% apart), " \
+           "the LM orders 1 the same way." in text
     table.loc[table["regime"] == "rare", "toy expansion"] = 1.0  # the toy says: rare first
-    assert "regimes do not come in the order" in chapter.findings_text(table, 256, 100)
+    assert "the LM orders 0 the same way (the toy puts rare before common, the LM the other " \
+           "way round)" in chapter.findings_text(table, 256, 100, 10)
+    table.loc[table["regime"] == "rare", "toy expansion"] = 10.5  # within 10 %: not apart
+    assert "of the 0 pairs" in chapter.findings_text(table, 256, 100, 10)
+
+
+def test_the_order_of_regimes_counts_ties_and_never():
+    lm = pd.Series({"a": 20.0, "b": 25.0, "c": np.inf, "d": 80.0})
+    toy_t = pd.Series({"a": 19.0, "b": 30.0, "c": 100.0, "d": np.nan})  # d: outside the toy
+    agree, pairs, other = chapter.order_agreement(lm, toy_t, 10)
+    # a-b: toy apart, LM within one probe (tie); a-c, b-c: the toy and the LM agree
+    assert (agree, pairs) == (2, 3) and other == ["the toy puts a before b, the LM ties them"]
 
 
 @pytest.mark.parametrize("shape, expected", [("shrinks then expands", stats.REPLICATES),

@@ -568,10 +568,45 @@ def _steps(t: Sequence[float]) -> str:
     return ", ".join("never" if np.isinf(x) else f"{x:g}" for x in t)
 
 
-def findings_text(table: pd.DataFrame, k: int, steps: int) -> str:
+def _direction(a: float, b: float, same: float) -> int:
+    """-1 if ``a`` comes first, +1 if ``b`` does, 0 if neither (within ``same``, or both
+    never)."""
+    if np.isinf(a) and np.isinf(b):
+        return 0
+    if np.isinf(a) or np.isinf(b):
+        return 1 if np.isinf(a) else -1
+    return 0 if abs(a - b) <= same else (-1 if a < b else 1)
+
+
+def order_agreement(lm: pd.Series, toy_t: pd.Series, probe_every: int
+                    ) -> tuple[int, int, list[str]]:
+    """(agree, pairs, the others in words): of the pairs of regimes whose toy times to
+    expansion (``toy_t``) are more than ``TOY_SAME`` apart (relative; NaN: outside the toy,
+    left out), how many the LM's median times (``lm``) order the same way, more than one
+    probe interval apart."""
+    agree, pairs, other = 0, 0, []
+    names = [r for r in lm.index if not np.isnan(toy_t[r])]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            same = TOY_SAME * min(toy_t[a], toy_t[b])
+            toy_dir = _direction(toy_t[a], toy_t[b], same if np.isfinite(same) else 0.0)
+            if toy_dir == 0:
+                continue
+            pairs += 1
+            lm_dir = _direction(lm[a], lm[b], probe_every)
+            if lm_dir == toy_dir:
+                agree += 1
+            else:
+                first, second = (a, b) if toy_dir < 0 else (b, a)
+                other.append(f"the toy puts {first} before {second}, the LM "
+                             + ("ties them" if lm_dir == 0 else "the other way round"))
+    return agree, pairs, other
+
+
+def findings_text(table: pd.DataFrame, k: int, steps: int, probe_every: int) -> str:
     """Per regime and algorithm, in words: the base's prior, how many seeds expanded and when,
-    the shrinkage depth on the rare-path-only problems, the stalls; and the toy's ordering of
-    the regimes against the LM's."""
+    the shrinkage depth on the rare-path-only problems, the stalls; and per algorithm, how far
+    the LM orders the regimes by time to expansion as the toy does (``order_agreement``)."""
     out = []
     for (regime, algo), g in table.groupby(["regime", "algorithm"], sort=False):
         expanded = np.isfinite(g["expansion"]).sum()
@@ -585,17 +620,16 @@ def findings_text(table: pd.DataFrame, k: int, steps: int) -> str:
                    f"{g['noise'].median():.1f} points)"
                    + (f"; {stall} seed{'s' if stall != 1 else ''} stalled" if stall else "")
                    + ".")
-    order = table.groupby("regime", sort=False).agg(
-        lm=("expansion", lambda t: float(np.median(t))), toy=("toy expansion", "first"))
-    lm_rank = order["lm"].rank(method="min").to_numpy()
-    toy_rank = order["toy"].rank(method="min").to_numpy()
-    agree = bool(np.array_equal(lm_rank, toy_rank))
-    out.append(f"Ordered by their median time to expansion (within {steps} steps), the "
-               f"regimes {'come' if agree else 'do not come'} in the order the toy predicts "
-               f"for their priors, rewards and G (LM: "
-               + ", ".join(f"{r} {_steps([v])}" for r, v in order["lm"].items())
-               + "; toy: " + ", ".join(f"{r} {_steps([v])}" for r, v in order["toy"].items())
-               + ").")
+    for algo, g in table.groupby("algorithm", sort=False):
+        lm = g.groupby("regime", sort=False)["expansion"].median()
+        toy_t = g.groupby("regime", sort=False)["toy expansion"].first()
+        agree, pairs, other = order_agreement(lm, toy_t, probe_every)
+        out.append(f"{algo}, regimes ordered by their median time to expansion (within {steps} "
+                   f"steps; LM: " + ", ".join(f"{r} {_steps([v])}" for r, v in lm.items())
+                   + "; toy: " + ", ".join(f"{r} {_steps([v])}" for r, v in toy_t.items())
+                   + f"): of the {pairs} pairs of regimes that the toy sets apart (its times "
+                   f"more than {TOY_SAME:.0%} apart), the LM orders {agree} the same way"
+                   + (f" ({'; '.join(other)})" if other else "") + ".")
     return " ".join(out)
 
 
