@@ -420,37 +420,58 @@ def plot_regime(means: pd.DataFrame, regime: str, k: int, ks: Sequence[int], tit
     return fig
 
 
-def plot_phase(table: pd.DataFrame, steps: int, title: str) -> plt.Figure:
+MIX_MARKERS = ("o", "s", "^", "D")
+"""The marker of each training mix in the phase diagram, in the order the regimes name them."""
+
+
+def plot_phase(table: pd.DataFrame, regimes: dict[str, Regime], steps: int, title: str
+               ) -> plt.Figure:
     """The LM's phase diagram beside the toy's prediction: per regime (x: its base's measured
-    P(stepwise)) and algorithm, the time to expansion (left; seeds as dots, never expanded
-    drawn at the top) and the shrinkage depth (right; mean and seeds), the toy's predicted
-    time to expansion on a second axis."""
-    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
-    for algo, g in table.groupby("algorithm", sort=False):
-        c = COLORS.get(algo)
-        x = g["pi0(a2)"].to_numpy()
-        t = np.where(np.isinf(g["expansion"]), steps * 1.15, g["expansion"])
-        a1.scatter(x, t, color=c, s=14, alpha=0.7, label=algo)
-        m = g.groupby("pi0(a2)")["depth"].agg(["mean", "min", "max"])
-        a2.errorbar(m.index, m["mean"], yerr=[m["mean"] - m["min"], m["max"] - m["mean"]],
-                    color=c, marker="o", ms=4, capsize=3, label=algo)
-    toy_t = table.groupby("pi0(a2)")["toy expansion"].first()
+    P(stepwise); marker: its training mix) and algorithm, the time to expansion (left; seeds
+    as dots, never expanded drawn at the top) and the shrinkage depth (right; mean and seeds'
+    range), the toy's predicted time to expansion on a second axis, one line per mix."""
+    mixes = list(dict.fromkeys(r.hard_share for r in regimes.values()))
+    marker = {name: MIX_MARKERS[mixes.index(r.hard_share) % len(MIX_MARKERS)]
+              for name, r in regimes.items()}
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
     ax_toy = a1.twinx()
-    ax_toy.plot(toy_t.index, np.where(np.isinf(toy_t), np.nan, toy_t), "k--", marker="x",
-                label="toy's prediction")
+    for i, (algo, g) in enumerate(table.groupby("algorithm", sort=False)):
+        c = COLORS.get(algo)
+        for regime, h in g.groupby("regime", sort=False):
+            x = h["pi0(a2)"].iloc[0] * (1 + 0.04 * (i - 0.5))  # the algorithms side by side
+            t = np.where(np.isinf(h["expansion"]), steps * 1.15, h["expansion"])
+            a1.scatter([x] * len(t), t, color=c, marker=marker[regime], s=16, alpha=0.7)
+            d = h["depth"]
+            a2.errorbar([x], [d.mean()], yerr=[[d.mean() - d.min()], [d.max() - d.mean()]],
+                        color=c, marker=marker[regime], ms=4, capsize=3)
+    for mix in mixes:
+        names = [n for n, r in regimes.items() if r.hard_share == mix and n in set(table["regime"])]
+        toy = table[table["regime"].isin(names)].groupby("regime")[["pi0(a2)", "toy expansion"]]
+        toy = toy.first().sort_values("pi0(a2)")
+        ax_toy.plot(toy["pi0(a2)"], toy["toy expansion"].replace(np.inf, np.nan), "k--", lw=0.9,
+                    marker=MIX_MARKERS[mixes.index(mix) % len(MIX_MARKERS)], mfc="none", ms=5)
+    handles = [plt.Line2D([], [], color=COLORS.get(a), marker="o", ls="", label=a)
+               for a in table["algorithm"].unique()]
+    handles += [plt.Line2D([], [], color="0.3", marker=MIX_MARKERS[i % len(MIX_MARKERS)], ls="",
+                           mfc="none", label="mix: as drawn" if m is None
+                           else f"mix: rare-only share {m:g}") for i, m in enumerate(mixes)]
+    handles.append(plt.Line2D([], [], color="k", ls="--", label="toy's prediction"))
     ax_toy.set_ylabel("toy: steps to expansion (its own scale)", fontsize=8)
-    ax_toy.legend(fontsize=7, loc="upper right")
     a1.axhline(steps * 1.15, color="0.6", lw=0.8)
-    a1.set(xscale="log", xlabel="base's P(stepwise) (toy: initial π(a2))",
-           ylabel="LM: step of expansion", title="time to expansion (above the line: never)")
+    a1.set(xlabel="base's P(stepwise) (toy: initial π(a2))", ylabel="LM: step of expansion",
+           title="time to expansion (above the line: never)")
     a2.axhline(0, color="0.6", lw=0.8)
     a2.axhspan(-SHRINK_MARGIN, SHRINK_MARGIN, color="0.9")
-    a2.set(xscale="log", xlabel="base's P(stepwise)", ylabel="points of Pass@k vs the base",
+    a2.set(xlabel="base's P(stepwise)", ylabel="points of Pass@k vs the base",
            title="shrinkage depth on rare-path-only problems")
-    a1.legend(fontsize=7, loc="upper left")
+    priors = sorted(table["pi0(a2)"].unique())
     for ax in (a1, a2):
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.set_xticks(priors, [f"{p:.3g}" for p in priors], fontsize=7)
         ax.title.set_fontsize(9)
         ax.grid(alpha=0.3)
+    a2.legend(handles=handles, fontsize=7, loc="lower right")
     fig.suptitle(textwrap.fill(title, 150), fontsize=8)
     fig.tight_layout()
     return fig
