@@ -468,7 +468,7 @@ def plot_phase(table: pd.DataFrame, regimes: dict[str, Regime], steps: int, titl
     for ax in (a1, a2):
         ax.set_xscale("log")
         ax.xaxis.set_minor_formatter(plt.NullFormatter())
-        ax.set_xticks(priors, [f"{p:.3g}" for p in priors], fontsize=7)
+        ax.set_xticks(priors, [f"{p:.3g}" for p in priors], fontsize=7, rotation=35)
         ax.title.set_fontsize(9)
         ax.grid(alpha=0.3)
     a2.legend(handles=handles, fontsize=7, loc="lower right")
