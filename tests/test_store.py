@@ -49,6 +49,13 @@ def test_docstrings_and_comments_leave_the_fingerprint_alone():
     c = "def f(x):\n    '''Old words.'''\n    return x + 2\n"
     assert store._without_docstrings(a) == store._without_docstrings(b)
     assert store._without_docstrings(a) != store._without_docstrings(c)
+    d = "TOL, N = 1e-3, 50\n'''What TOL and N are.'''\nclass A:\n    x = 1\n    '''x's words.'''\n"
+    e = "TOL, N = 1e-3, 50\n'''Other words.'''\nclass A:\n    x = 1\n    '''More.'''\n"
+    f = "TOL, N = 1e-3, 75\n'''What TOL and N are.'''\nclass A:\n    x = 1\n"
+    assert store._without_docstrings(d) == store._without_docstrings(e)  # attributes' docstrings
+    assert store._without_docstrings(d) != store._without_docstrings(f)
+    used = "NAME = 'a'\n"  # a string that is assigned is code
+    assert store._without_docstrings(used) != store._without_docstrings("NAME = 'b'\n")
 
 
 def test_a_failed_write_leaves_the_old_file(tmp_path):

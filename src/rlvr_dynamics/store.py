@@ -65,13 +65,23 @@ def config_key(settings: dict[str, Any]) -> str:
 
 # --- which code made a result ----------------------------------------------------------------
 
+def _is_prose(statement: ast.stmt) -> bool:
+    """A bare string statement: a docstring, of a module, class or function or of the
+    attribute assigned just before it; it computes nothing."""
+    return (isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+            and isinstance(statement.value.value, str))
+
+
 def _without_docstrings(source: str) -> str:
+    """``source``'s syntax tree without comments and without any bare string statement
+    (``_is_prose``), so that rewording leaves a fingerprint alone."""
     tree = ast.parse(source)
     for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if (isinstance(body, list) and body and isinstance(body[0], ast.Expr)
-                and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str)):
-            node.body = body[1:] or [ast.Pass()]
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list) and any(isinstance(s, ast.stmt) and _is_prose(s)
+                                                    for s in statements):
+                setattr(node, field, [s for s in statements if not _is_prose(s)] or [ast.Pass()])
     return ast.dump(tree)
 
 
