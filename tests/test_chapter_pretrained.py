@@ -53,3 +53,28 @@ def test_the_rule_admits_mixed_rewards_with_room():
     assert "fit are: 1-digit × 2, 1-digit × 3." in text and "Every level" in text
     table.loc[(1, 3), "Pass@16"] = 99.0  # no room left at the training mix's second level
     assert "Of the training mix, 1-digit × 3 does not fit" in chapter.mix_text(table, P)
+
+
+def test_pass_at_k_along_training_per_level_from_the_probes_counts():
+    probe = {"paper": {"ids": ["d1t2-test-0", "d1t2-test-1", "d1t3-test-0"], "n": 2,
+                       "correct": [2, 0, 1]}}
+    dynamics = {"GRPO": [[{"step": 0, "sampled_probe": probe}, {"step": 1}]]}
+    long = chapter.probe_passk(dynamics, [1, 2, 4]).set_index(["level", "k"])["pass@k"]
+    assert long.to_dict() == {("d1t2", 1): 50.0, ("d1t2", 2): 50.0,  # k = 4 > n: left out
+                              ("d1t3", 1): 50.0, ("d1t3", 2): 100.0}
+
+
+def test_the_probe_spreads_over_a_mix_of_levels():
+    from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
+    from rlvr_dynamics.training.probe import spread
+    chosen = spread(ArithmeticMix(levels=((1, 2), (1, 3))).problems("test"), 16)
+    assert len(chosen) == 16 and {p.meta["level"] for p in chosen} == {(1, 2), (1, 3)}
+    assert sum(p.meta["level"] == (1, 2) for p in chosen) == 8
+
+
+def test_a_sampled_probe_needs_its_samples():
+    P = params("cpu-smollm2")
+    cfg = chapter.runs(P)["grpo", 0]
+    assert (cfg.probe_every, cfg.probe_samples) == (10, 8)
+    with pytest.raises(ValueError, match="probe_samples=0 must be >= 1"):
+        cfg.replace(probe_samples=0)

@@ -22,11 +22,12 @@ writes when it finishes there), and otherwise says how to make them.
 """
 from __future__ import annotations
 
-import dataclasses
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import matplotlib.pyplot as plt
 import pandas as pd
 from pydantic import model_validator
 
@@ -37,7 +38,8 @@ from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import training as tr
 from rlvr_dynamics.store import Entry, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
-from rlvr_dynamics.training.algorithms import ALGORITHMS
+from rlvr_dynamics.passk import pass_at_k
+from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.run import obtain_all
 
@@ -50,7 +52,9 @@ class Params(NeedsParams):
     computed where missing); the model and the training changes (``train``: fields of the
     training chapter's parameters); the training mix ``levels`` and the harder ``ood_levels``;
     the difficulties measured (``difficulty_levels``, ``difficulty_n`` samples at T = 1) and
-    the rule that a difficulty fits (``min_pass1``, ``max_passn``); ``algorithms`` x ``seeds``;
+    the rule that a difficulty fits (``min_pass1``, ``max_passn``); ``algorithms`` x ``seeds``,
+    each probed every ``probe_every`` steps (``probe_samples`` samples of ``probe_problems``
+    test problems, under the paper's setting and the full distribution);
     the evaluation: the first ``problems`` test problems of each level, ``n`` samples under each
     of ``settings``, Pass@k at ``ks``, the base ``base_repeats`` times, ``workers`` side by side
     in batches of ``batch_size`` rows; ``record``: keep this chapter's verdicts for the closing
@@ -72,6 +76,9 @@ class Params(NeedsParams):
     max_passn: Probability = 0.95
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
     seeds: ListOf(Int(0)) = [0, 1, 2]
+    probe_every: Int(1) = 10
+    probe_problems: Int(1) = 16
+    probe_samples: Int(1) = 8
     problems: Int(1) = 32
     n: Int(1) = 16
     ks: ListOf(Int(1)) = [1, 2, 4, 8, 16]
@@ -123,10 +130,14 @@ def training_params(P: Params) -> tr.Params:
 
 
 def runs(P: Params) -> dict[tuple[str, int], TrainConfig]:
-    """(algorithm, seed) -> its run: the training settings on the mix ``P.levels``."""
+    """(algorithm, seed) -> its run: the training settings on the mix ``P.levels``, probed
+    every ``probe_every`` steps by ``probe_samples`` samples of ``probe_problems`` of its test
+    problems (``training.probe.SampledProbe``)."""
     T = training_params(P)
-    return {(a, s): T.run_config(a, s).replace(task=P.mix()) for a in P.algorithms
-            for s in P.seeds}
+    return {(a, s): T.run_config(a, s).replace(
+                task=P.mix(), probe_every=P.probe_every, probe_problems=P.probe_problems,
+                probe_samples=P.probe_samples)
+            for a in P.algorithms for s in P.seeds}
 
 
 def eval_settings(P: Params) -> dict[str, ev.EvalSettings]:
@@ -231,6 +242,52 @@ def obtain(P: Params) -> Results | None:
         marker(where).begin(fresh=True)
         marker(where).finish({"runs": len(folders)})
     return Results(where, Q, table, tr.dynamics_of(by_label), recs)
+
+
+def probe_passk(dynamics: dict[str, list[list[dict[str, Any]]]], ks: list[int]
+                ) -> pd.DataFrame:
+    """Pass@k (%) along training from the runs' sampled probes (the unbiased estimator of
+    each problem's right samples, mean over the problems of a level): columns model, seed,
+    step, setting, level ("d<digits>t<terms>", from the problem ids), k, pass@k."""
+    rows = []
+    for label, per_seed in dynamics.items():
+        for seed, run in enumerate(per_seed):
+            for r in run:
+                for setting, probe in r.get("sampled_probe", {}).items():
+                    usable = [k for k in ks if k <= probe["n"]]
+                    per = pass_at_k(probe["n"], probe["correct"], usable)
+                    levels = pd.Series([i.split("-", 1)[0] for i in probe["ids"]])
+                    for level, idx in levels.groupby(levels).groups.items():
+                        rows += [{"model": label, "seed": seed, "step": r["step"],
+                                  "setting": setting, "level": level, "k": k,
+                                  "pass@k": 100 * float(v)}
+                                 for k, v in zip(usable, per[list(idx)].mean(0))]
+    return pd.DataFrame(rows)
+
+
+def plot_probe(long: pd.DataFrame, title: str) -> plt.Figure:
+    """Pass@k over training, one panel per (setting, level, k), one line per algorithm (mean
+    over seeds, shaded from the lowest to the highest)."""
+    panels = list(dict.fromkeys(zip(long["setting"], long["level"], long["k"])))
+    cols = min(4, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.7 * rows), squeeze=False,
+                             sharex=True, sharey=True, constrained_layout=True)
+    for ax, (setting, level, k) in zip(axes.flat, panels):
+        part = long[(long["setting"] == setting) & (long["level"] == level) & (long["k"] == k)]
+        for label, g in part.groupby("model", sort=False):
+            s = g.groupby("step")["pass@k"].agg(["mean", "min", "max"])
+            ax.plot(s.index, s["mean"], color=COLORS.get(label), label=label, lw=1.4)
+            ax.fill_between(s.index, s["min"], s["max"], color=COLORS.get(label), alpha=0.15,
+                            lw=0)
+        ax.set_title(f"{level}, {setting}: Pass@{k}", fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.supxlabel("training step", fontsize=8)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    return fig
 
 
 def how_to_run(P: Params) -> str:
