@@ -65,11 +65,11 @@ class Params(NeedsParams):
     source: Text | None = "cpu-smollm2"
     train: dict[str, Any] = {
         "model": "smollm2", "task": "arith", "lora_rank": 16, "learning_rate": 1e-4,
-        "steps": 40, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
+        "steps": 30, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
         "micro_batch": 8, "entropy_coef": 0.0, "max_completion_length": 64, "context": 256,
         "eval_every": 5, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 5}
     levels: ListOf(Level) = [[1, 2], [1, 3]]
-    ood_levels: ListOf(Level, 0) = [[2, 2], [1, 4]]
+    ood_levels: ListOf(Level, 0) = [[2, 2]]
     difficulty_levels: ListOf(Level) = [[1, 2], [1, 3], [1, 4], [2, 2], [2, 3]]
     difficulty_n: Int(1) = 16
     min_pass1: Probability = 0.02
@@ -78,8 +78,8 @@ class Params(NeedsParams):
     seeds: ListOf(Int(0)) = [0, 1, 2]
     probe_every: Int(1) = 10
     probe_problems: Int(1) = 16
-    probe_samples: Int(1) = 8
-    problems: Int(1) = 32
+    probe_samples: Int(1) = 4
+    problems: Int(1) = 24
     n: Int(1) = 16
     ks: ListOf(Int(1)) = [1, 2, 4, 8, 16]
     settings: dict[str, rp.Setting] = {"paper": {"temperature": 0.6, "top_p": 0.95},
