@@ -21,7 +21,6 @@ by the unbiased estimator.
 from __future__ import annotations
 
 import torch
-
 from trl.models import unwrap_model_for_generation
 
 from rlvr_dynamics import exact
