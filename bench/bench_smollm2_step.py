@@ -1,11 +1,13 @@
 """Where a generation step of the ``cpu-smollm2`` profile spends its time, measured in one run
 on one thread: SmolLM2-135M-Instruct with LoRA, one generation batch (prompts x G completions)
-and its optimizer updates, as the training chapter builds them (``training.run.build_trainer``).
+and its optimizer updates, as the pretrained chapter's runs are built
+(``training.run.build_trainer``).
 
 The phases are timed by wrapping the trainer's own methods:
 
 * loading: the model from the PyPI package's GGUF (dequantised) and the trainer around it;
-* generation: TRL's ``_generate_single_turn`` (``model.generate`` on the LoRA-wrapped policy);
+* generation: the trainer's ``_generate_single_turn`` (the project's sampler on the LoRA-wrapped
+  policy, ``training.trainer``);
 * scoring without gradients: ``_get_per_token_logps_and_entropies`` under ``no_grad`` (the old
   policy's log-probabilities for the clipped ratio, and the reference model's for the KL);
 * the loss's forward pass (the same method with gradients on) and the backward pass
@@ -14,9 +16,10 @@ The phases are timed by wrapping the trainer's own methods:
 * the held-out greedy evaluation (``DynamicsCallback``), reported apart (every ``eval_every``
   steps in the profile).
 
-Then the same prompts are sampled by the project's sampler (``sampling.TransformersBackend``:
-its own decoding loop with a KV cache, finished rows leaving the batch) and the ratio of the
-two generation times is printed, at the same number of completions and token budget.
+Then one step's rollouts are drawn both ways on the same prompts, TRL's ``model.generate`` and
+the project's sampler (``sampling.TransformersBackend``: its own decoding loop with a KV cache,
+a group's prompt prefilled once, finished rows leaving the batch), and the ratio of their times
+is printed.
 
     .venv/bin/python bench/bench_smollm2_step.py [--steps 1] [--threads 1]
 """
@@ -31,10 +34,10 @@ from pathlib import Path
 import torch
 import transformers
 
+from trl import GRPOTrainer
+
 from rlvr_dynamics import profiles
-from rlvr_dynamics.chapters.training import Params
-from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
-from rlvr_dynamics.training.data import prompt_text
+from rlvr_dynamics.chapters import pretrained
 from rlvr_dynamics.training.run import build_trainer
 
 SECONDS: dict[str, float] = defaultdict(float)
@@ -71,8 +74,9 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     transformers.logging.set_verbosity_error()
-    T = Params.parse(profiles.resolve("cpu-smollm2", "training"))
-    cfg = T.run_config("grpo", 0).replace(steps=args.steps, checkpoint_every=10 ** 6)
+    P = pretrained.Params.parse(profiles.plan("cpu-smollm2", ["pretrained"])["pretrained"])
+    cfg = pretrained.runs(P)["grpo", 0].replace(steps=args.steps, checkpoint_every=10 ** 6,
+                                                probe_every=0)
     print(f"SmolLM2 step: {cfg.generation_batch} completions ({cfg.generation_batch // cfg.num_generations}"
           f" prompts x G = {cfg.num_generations}), {cfg.updates_per_step} updates of "
           f"{cfg.update_batch}, max {cfg.max_completion_length} tokens, LoRA r={cfg.lora_rank}, "
@@ -81,7 +85,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         with timed("loading"):
             trainer = build_trainer(cfg, Path(tmp), profile="bench")
-        wrap(trainer, "_generate_single_turn", "generation (TRL)")
+        wrap(trainer, "_generate_single_turn", "generation")
         wrap(trainer, "_get_per_token_logps_and_entropies", scoring)
         wrap(trainer.accelerator, "backward", "backward")
         for cb in trainer.callback_handler.callbacks:
@@ -101,23 +105,20 @@ def main() -> None:
             print(f"  {name:32s} {per:8.1f} s  {share}")
         print(f"  {'step':32s} {total / args.steps:8.1f} s")
 
-        problems = trainer.train_dataset.select(range(cfg.generation_batch // cfg.num_generations))
-        model, tok = trainer.model, trainer.processing_class
-        texts = [prompt_text(tok, p) for p in problems["prompt"]]
-        backend = TransformersBackend(model, tok, batch_size=cfg.generation_batch, progress=False)
-        params = SamplingParams(temperature=cfg.temperature, max_tokens=cfg.max_completion_length,
-                                n=cfg.num_generations, seed=0)
-        model.eval()
-        with torch.no_grad():
+        prompts = trainer.train_dataset.select(range(cfg.generation_batch // cfg.num_generations))
+        ids, _, _ = trainer._tokenize_prompts([p for p in prompts["prompt"]
+                                               for _ in range(cfg.num_generations)])
+        seconds = {}
+        for name, generate in [("TRL's model.generate", GRPOTrainer._generate_single_turn),
+                               ("the project's sampler", type(trainer)._generate_single_turn)]:
             start = time.perf_counter()
-            out = backend.generate(texts, params)
-            ours = time.perf_counter() - start
-        tokens = sum(len(c.token_ids) for row in out for c in row)
-        theirs = SECONDS["generation (TRL)"] / args.steps
-        print(f"\nthe project's sampler on the same {len(texts)} prompts x {cfg.num_generations}: "
-              f"{ours:.1f} s ({tokens} tokens, {tokens / ours:.0f} tokens/s); TRL's generation "
-              f"{theirs:.1f} s per step: ratio ours/TRL {ours / theirs:.2f}")
-
+            completions, _ = generate(trainer, ids, None, {}, cfg.num_generations)
+            seconds[name] = time.perf_counter() - start
+            tokens = sum(map(len, completions))
+            print(f"{name}: {seconds[name]:.1f} s for the step's {len(ids)} rollouts "
+                  f"({tokens} tokens, {tokens / seconds[name]:.0f} tokens/s)")
+        ours, theirs = seconds["the project's sampler"], seconds["TRL's model.generate"]
+        print(f"ratio, the project's sampler / TRL's generate: {ours / theirs:.2f}")
 
 if __name__ == "__main__":
     main()

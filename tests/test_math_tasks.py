@@ -160,6 +160,22 @@ def test_arithmetic_splits_are_disjoint_deterministic_and_correct():
         arithmetic.ArithmeticTask(size=(("train", 80), ("test", 2)))
 
 
+def test_an_arithmetic_mix_holds_each_levels_own_problems():
+    mix = arithmetic.ArithmeticMix(levels=((1, 2), (2, 3)))
+    for split in ("train", "test"):
+        got = mix.problems(split)
+        for level in mix.levels:
+            own = arithmetic.ArithmeticTask(*level).problems(split)
+            mine = [p for p in got if p.meta["level"] == level]
+            assert [(p.prompt, p.answer) for p in mine] == [(p.prompt, p.answer) for p in own]
+        assert len({p.id for p in got}) == len(got) == 2 * dict(mix.size)[split]
+    assert mix.verify("so \\boxed{12}", "12") and not mix.verify("13", "12")
+    with pytest.raises(ValueError, match="distinct"):
+        arithmetic.ArithmeticMix(levels=((1, 2), (1, 2)))
+    with pytest.raises(ValueError, match="digits must lie"):
+        arithmetic.ArithmeticMix(levels=((0, 2),))
+
+
 @pytest.mark.parametrize("text, want", [
     ("3 + 4 = 7.", "7"), ("The sum is \\boxed{1,234}", "1234"), ("\\boxed{x} but 5", None),
     ("nothing", None), ("it is -3", "-3"), ("7 apples, \\boxed{9}, then 11", "9"),

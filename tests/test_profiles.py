@@ -135,9 +135,11 @@ def test_a_profile_may_run_part_of_the_book():
     from rlvr_dynamics.profiles import profile_chapters
 
     assert profile_chapters("cpu") is None
-    assert profile_chapters("cpu-smollm2") == ["training", "verdict"]
-    training = plan("cpu-smollm2", ["training"])["training"]
-    assert (training["model"], training["task"], training["lora_rank"]) == ("smollm2", "arith", 16)
+    assert profile_chapters("cpu-smollm2") == ["pretrained", "verdict"]
+    from rlvr_dynamics.chapters import pretrained
+    P = pretrained.Params.parse(plan("cpu-smollm2", ["pretrained"])["pretrained"])
+    cfg = pretrained.runs(P)["grpo", 0]
+    assert (cfg.model, cfg.lora_rank, cfg.task.levels) == ("smollm2", 16, ((1, 2), (1, 3)))
 
 
 def test_the_paper_profile_runs_appendix_c2():

@@ -4,6 +4,8 @@ where it was; the training mix holds the share of problems beyond the direct pat
 asked; the boundary probe measures the policy along training without changing the run."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 import torch
@@ -85,9 +87,11 @@ def run_config(**changes) -> TrainConfig:
 
 
 def test_knobs_need_the_tiny_sums_base():
-    for field, value in [("path_prior", 0.01), ("hard_share", 0.0), ("probe_every", 2)]:
+    for field, value in [("path_prior", 0.01), ("hard_share", 0.0)]:
         with pytest.raises(ValueError, match=f"TrainConfig.{field}=.* needs the tiny sums base"):
             run_config(model="Qwen/Qwen2.5-Math-7B", task="sums", **{field: value})
+    with pytest.raises(ValueError, match="probe_samples=0 must be >= 1: a model other than"):
+        run_config(model="Qwen/Qwen2.5-Math-7B", task="sums", probe_every=2)
     with pytest.raises(ValueError, match=r"TrainConfig.hard_share=2.0 must be None or in"):
         run_config(hard_share=2.0)
 
@@ -124,3 +128,44 @@ def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(r
     # per problem the estimate is noisy on this broad small base (4 samples below a frontier
     # that holds most of the mass, each carrying a quarter of it); over problems it is unbiased
     assert abs(stepwise.mean() - float(digits.mean())) < 0.1, (stepwise, digits)
+
+
+@dataclasses.dataclass(frozen=True)
+class Hashes(SumTask):
+    """Sums whose "right" answer is any completion that starts with '#1' (the small base's
+    commonest opening): a reward the untrained base earns on some samples and not others."""
+
+    name: str = "sums, #1 counts as right"
+
+    def verify(self, completion: str, answer: str) -> bool:
+        return completion.startswith("#1")
+
+
+def test_a_sampled_probe_counts_right_samples_and_leaves_the_run_alone(results):
+    """Another model than the tiny sums base (here the same weights, named with a task, as a
+    pretrained model is) is probed by sampling: right samples counted per problem at every
+    probe, the run's own dynamics unchanged, and the probe at step 0 measures the base."""
+    from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
+    from rlvr_dynamics.training.data import prompt_text
+    from rlvr_dynamics.training.probe import spread
+    from rlvr_dynamics.training.run import load_dynamics, train
+
+    task = Hashes()
+    plain = load_dynamics(train(run_config(task=task), "test"))
+    probed = load_dynamics(train(run_config(task=task, probe_every=1, probe_problems=3,
+                                            probe_samples=8), "test"))
+    assert [r["step"] for r in probed if "sampled_probe" in r] == [0, 1, 2]
+    for a, b in zip(plain, probed):
+        assert a == {k: v for k, v in b.items() if k != "sampled_probe"}
+    for setting, rec in probed[0]["sampled_probe"].items():
+        assert setting in ("paper", "full") and rec["n"] == 8 and len(rec["ids"]) == 3
+        assert all(0 <= c <= 8 for c in rec["correct"])
+    model, tok = registry.load_model(BASE, "test")
+    chosen = spread(task.problems("test"), 3)
+    rows = TransformersBackend(model, tok, batch_size=4, progress=False).generate(
+        [prompt_text(tok, p.prompt) for p in chosen],
+        SamplingParams(n=8, temperature=1.0, top_p=1.0, max_tokens=24, seed=0))
+    counts = [sum(task.verify(c.text, p.answer) for c in row) for row, p in zip(rows, chosen)]
+    assert 0 < sum(counts) < 24  # the check below can tell one sampling from another
+    assert probed[0]["sampled_probe"]["full"]["correct"] == counts
+    assert probed[0]["sampled_probe"]["full"]["ids"] == [p.id for p in chosen]

@@ -269,6 +269,10 @@ def test_the_verdict_page_explains_only_what_did_not_replicate():
     table.loc["ood", "verdict"] = stats.OPPOSITE
     text = chapter.hypotheses(table)
     assert "*Large k and out of distribution.*" in text and "case study" not in text
+    table["chapter"] = "reproduction"
+    assert "*Large k and out of distribution.*" in chapter.hypotheses(table)
+    table["chapter"] = "pretrained"  # SmolLM2's verdicts: the testbed's explanations do not apply
+    assert "nothing to explain" in chapter.hypotheses(table)
 
 
 def test_the_front_page_findings_follow_the_verdict_table():

@@ -336,3 +336,37 @@ def test_gspo_aggregates_per_sequence_whatever_the_runs_loss_type(tiny, tmp_path
     for name, expected in [("grpo", "dapo"), ("grpo_n", "dapo"), ("gspo", "grpo"),
                            ("gspo_n", "grpo")]:
         assert grpo_args(config(tiny, name, loss_type="dapo"), tmp_path).loss_type == expected
+
+
+def test_rollouts_come_from_the_project_sampler_seeded_by_the_update(tiny, tmp_path,
+                                                                     monkeypatch):
+    """Where TRL would call ``generate``, the trainer draws each group's completions with the
+    book's sampler from a seed of (run seed, update, process): the same rollouts as that
+    sampler's at that seed, a group's prompt prefilled once, TRL's stop tokens kept at the end;
+    with top-k set (which the sampler does not do) TRL's own generation runs."""
+    import numpy as np
+
+    import rlvr_dynamics.training.run as run
+    from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    trainer = run.build_trainer(config(tiny), tmp_path / "rollouts", "smoke")
+    tok = trainer.processing_class
+    ids = [tok("3+4=")["input_ids"]] * G + [tok("5+1=")["input_ids"]] * G
+    trainer.state.global_step = 7
+    got, logprobs = trainer._generate_single_turn(ids, None, {}, G)
+    seed = int(np.random.SeedSequence([0, 7, 0]).generate_state(1)[0])
+    want = TransformersBackend(trainer.model, tok, batch_size=len(ids), progress=False,
+                               stops=trainer.eos_token_ids).generate_ids(
+        ids, SamplingParams(n=1, temperature=1.0, top_p=1.0, max_tokens=12, seed=seed))
+    assert got == [list(row[0].token_ids) for row in want] and logprobs is None
+    assert len({tuple(c) for c in got}) > 2  # the rows are samples, not copies
+    assert all(c[-1] in trainer.eos_token_ids or len(c) == 12 for c in got)
+    trainer.state.global_step = 8
+    assert trainer._generate_single_turn(ids, None, {}, G)[0] != got  # a new update, new draws
+    calls = []
+    monkeypatch.setattr(type(trainer).__mro__[1], "_generate_single_turn",
+                        lambda self, *a: calls.append(a) or ([[1]] * len(ids), None))
+    trainer.top_k = 5
+    assert trainer._generate_single_turn(ids, None, {}, G)[0] == [[1]] * len(ids)
+    assert len(calls) == 1

@@ -176,17 +176,19 @@ class TransformersBackend:
     completion. Random numbers come from a generator seeded with ``params.seed`` at each call:
     the same seed, prompts and batch size give the same samples, and the caller's random state
     is untouched. Greedy decoding (temperature 0) runs one copy per prompt and repeats it.
+    ``stops``: the tokens that end a completion (default: ``stop_token_ids``).
     """
 
     def __init__(self, model, tokenizer, add_bos: bool = False, batch_size: int = 64,
-                 progress: bool = True):
+                 progress: bool = True, stops: Sequence[int] | None = None):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         if tokenizer.pad_token_id is None:
             raise ValueError("the tokenizer needs a pad token for batched generation")
         self.model, self.tokenizer = model, tokenizer
         self.add_bos, self.batch_size, self.progress = add_bos, batch_size, progress
-        self.stops = stop_token_ids(tokenizer, model.generation_config)
+        self.stops = list(stops) if stops is not None else stop_token_ids(
+            tokenizer, model.generation_config)
         self._logits_to_keep = "logits_to_keep" in inspect.signature(model.forward).parameters
 
     def generate(self, prompts: Sequence[Prompt], params: SamplingParams,

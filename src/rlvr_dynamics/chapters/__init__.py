@@ -22,7 +22,7 @@ from typing import Annotated, Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 NAMES = ("theory", "toy_dynamics", "base_model", "evaluation", "training", "reproduction",
-         "regimes", "verdict")
+         "regimes", "pretrained", "verdict")
 """The chapters, in book order (``book/_toc.yml`` lists the same)."""
 
 

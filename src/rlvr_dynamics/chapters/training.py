@@ -104,7 +104,8 @@ class Params(NeedsParams):
         """The run of ``algorithm`` and ``seed`` (and lambda ``positive_weight``)."""
         fields = set(TrainConfig.__dataclass_fields__) - {
             "algorithm", "model", "task", "positive_weight", "seed",
-            "path_prior", "hard_share", "probe_every", "probe_problems"}  # the regimes' knobs
+            "path_prior", "hard_share", "probe_every", "probe_problems", "probe_samples"}
+        # the regimes' knobs and the probes, set by the chapters that read them
         try:
             return TrainConfig(algorithm=algorithm, model=self.base(),
                                task=None if self.model == registry.BASE_MODEL else self.task,

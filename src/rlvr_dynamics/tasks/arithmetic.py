@@ -9,6 +9,7 @@ settings. Splits are disjoint sets of problems drawn from ``seed``.
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -69,6 +70,41 @@ class ArithmeticTask:
         return [Problem(id=f"{split}-{i}", prompt=messages(t), answer=str(sum(t)),
                         meta={"terms": t})
                 for i, t in enumerate(drawn[start:start + count])]
+
+    def extract(self, completion: str) -> str | None:
+        return extract(completion)
+
+    def verify(self, completion: str, answer: str) -> bool:
+        return extract(completion) == answer
+
+
+@dataclass(frozen=True)
+class ArithmeticMix:
+    """Problems of several difficulties at once: for each ``(digits, terms)`` of ``levels``
+    the splits that ``ArithmeticTask`` draws (``size`` per level, ``seed``), so that a level's
+    problems here are those of its own benchmark (``arith:digits=..,terms=..``); ids are
+    prefixed ``d<digits>t<terms>-`` and ``meta["level"]`` holds the level."""
+
+    levels: tuple[tuple[int, int], ...] = ((1, 2), (1, 3))
+    size: tuple[tuple[str, int], ...] = (("train", 49), ("test", 32))
+    seed: int = 0
+    name: str = "arithmetic mix"
+
+    def __post_init__(self) -> None:
+        if not self.levels or len(set(self.levels)) != len(self.levels):
+            raise ValueError(f"ArithmeticMix.levels must be distinct (digits, terms) pairs, got "
+                             f"{self.levels}")
+        for level in self.levels:
+            self.task(level)  # each level is a valid ArithmeticTask
+
+    def task(self, level: tuple[int, int]) -> ArithmeticTask:
+        digits, terms = level
+        return ArithmeticTask(digits=digits, terms=terms, size=self.size, seed=self.seed)
+
+    def problems(self, split: str = "test") -> list[Problem]:
+        """Every level's problems of ``split``, level after level."""
+        return [dataclasses.replace(p, id=f"d{d}t{t}-{p.id}", meta={**p.meta, "level": (d, t)})
+                for d, t in self.levels for p in self.task((d, t)).problems(split)]
 
     def extract(self, completion: str) -> str | None:
         return extract(completion)

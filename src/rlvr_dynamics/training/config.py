@@ -33,8 +33,10 @@ class TrainConfig:
     The regime knobs of a tiny base (None: as pretrained): ``path_prior``, the base's P(stepwise)
     refitted to this value before RL (``path_prior.refit``); ``hard_share``, the share of
     training problems beyond the direct path (``data.mix``; None: the train split as drawn).
-    ``probe_every``: generation steps between measurements of the boundary from the policy's
-    probabilities on ``probe_problems`` problems of each sums split (``probe``; 0: none)."""
+    ``probe_every``: generation steps between measurements of the boundary (``probe``; 0:
+    none): of the tiny sums base from the policy's probabilities on ``probe_problems`` problems
+    of each sums split, of any other model from ``probe_samples`` samples of each of
+    ``probe_problems`` test problems."""
 
     algorithm: str
     model: PretrainConfig | str
@@ -68,6 +70,7 @@ class TrainConfig:
     hard_share: float | None = None
     probe_every: int = 0
     probe_problems: int = 20
+    probe_samples: int = 0
 
     def __post_init__(self) -> None:
         default = algorithms.get(self.algorithm).positive_weight
@@ -83,11 +86,13 @@ class TrainConfig:
         registry.training_task(self.task, self.model)  # a task it can name (cheap: loads no data)
         tiny_sums = isinstance(self.model, PretrainConfig) and self.task is None
         for name, used in [("path_prior", self.path_prior is not None),
-                           ("hard_share", self.hard_share is not None),
-                           ("probe_every", self.probe_every > 0)]:
+                           ("hard_share", self.hard_share is not None)]:
             if used and not tiny_sums:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs the tiny "
                                  f"sums base (model a PretrainConfig, task None)")
+        if self.probe_every and not tiny_sums and self.probe_samples < 1:
+            raise ValueError(f"TrainConfig.probe_samples={self.probe_samples!r} must be >= 1: "
+                             f"a model other than the tiny sums base is probed by sampling")
         check_sizes(self.num_generations, self.generation_batch, self.update_batch, self.micro_batch)
         for name, ok, rule in [
             ("positive_weight", self.positive_weight >= 0, ">= 0"),
@@ -113,6 +118,7 @@ class TrainConfig:
              "None or in [0, 1]"),
             ("probe_every", self.probe_every >= 0, ">= 0 (0: no probes)"),
             ("probe_problems", self.probe_problems >= 1, ">= 1"),
+            ("probe_samples", self.probe_samples >= 0, ">= 0"),
         ]:
             if not ok:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} must be {rule}")

@@ -11,14 +11,23 @@ into the Trainer's ``log_history`` (``{"step": update, "probe": {setting: {split
 which checkpoints save and a resumed run restores. Measuring reads no random state of the run:
 the exact expansion is deterministic and its frontier samples use their own generators, so a
 probed run trains exactly as an unprobed one.
+
+A model of another task (SmolLM2 on chat sums) has no completion tree small enough to expand:
+``SampledProbe`` draws ``n`` completions per problem under each setting from the project's
+sampler (its own seeded generator) and logs how many are right (``{"step": update,
+"sampled_probe": {setting: {"ids": [...], "correct": [...], "n": n}}}``): Pass@k for k <= n
+by the unbiased estimator.
 """
 from __future__ import annotations
 
 import torch
+from trl.models import unwrap_model_for_generation
 
 from rlvr_dynamics import exact
+from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 from rlvr_dynamics.tasks import sums
-from rlvr_dynamics.tasks.base import Problem
+from rlvr_dynamics.tasks.base import Problem, Task
+from rlvr_dynamics.training.data import prompt_text
 from rlvr_dynamics.training.dynamics import Periodic
 
 SETTINGS = {"paper": (0.6, 0.95), "full": (1.0, 1.0)}
@@ -70,3 +79,39 @@ class BoundaryProbe(Periodic):
         state.log_history.append({"step": state.global_step, "probe": measure(
             self.trainer.model, self.trainer.processing_class, self.problems, self.task,
             self.max_tokens)})
+
+
+def spread(problems: list[Problem], count: int) -> list[Problem]:
+    """``count`` of ``problems`` evenly spaced, so that a task of several levels listed one
+    after the other (``tasks.arithmetic.ArithmeticMix``) is probed on each of them."""
+    stride = max(1, len(problems) // count)
+    return problems[::stride][:count]
+
+
+class SampledProbe(Periodic):
+    """Every ``every`` optimizer updates, before the first and after the last: ``n`` samples
+    of each of ``problems`` held-out problems (``spread`` over the test split) under each of
+    ``SETTINGS``, and how many are right."""
+
+    def __init__(self, trainer, task: Task, problems: int, n: int, every: int,
+                 max_tokens: int, batch_size: int) -> None:
+        self.trainer, self.task, self.n, self.every = trainer, task, n, every
+        self.max_tokens, self.batch_size = max_tokens, batch_size
+        self.problems = spread(task.problems("test"), problems)
+
+    def evaluate(self, state) -> None:
+        tokenizer = self.trainer.processing_class
+        texts = [prompt_text(tokenizer, p.prompt) for p in self.problems]
+        out = {}
+        with unwrap_model_for_generation(self.trainer.model_wrapped,
+                                         self.trainer.accelerator) as model:
+            backend = TransformersBackend(model, tokenizer, batch_size=self.batch_size,
+                                          progress=False)
+            for name, (temperature, top_p) in SETTINGS.items():
+                params = SamplingParams(n=self.n, temperature=temperature, top_p=top_p,
+                                        max_tokens=self.max_tokens, seed=0)
+                rows = backend.generate(texts, params)
+                out[name] = {"ids": [p.id for p in self.problems], "n": self.n,
+                             "correct": [sum(self.task.verify(c.text, p.answer) for c in row)
+                                         for row, p in zip(rows, self.problems)]}
+        state.log_history.append({"step": state.global_step, "sampled_probe": out})

@@ -33,7 +33,7 @@ from rlvr_dynamics.training import algorithms
 from rlvr_dynamics.training.config import TrainConfig, check_sizes, world_size
 from rlvr_dynamics.training.data import dataset, mix, reward_function, trace_functions
 from rlvr_dynamics.training.dynamics import DynamicsCallback, records
-from rlvr_dynamics.training.probe import BoundaryProbe
+from rlvr_dynamics.training.probe import BoundaryProbe, SampledProbe
 from rlvr_dynamics.training.trainer import GRPONConfig, GRPONTrainer
 
 log = logging.getLogger(__name__)
@@ -187,7 +187,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
 def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the dynamics callback, the
     task's trace statistics (``data.trace_functions``, weight 0) and, when ``cfg.probe_every``,
-    the boundary probe (``probe``).
+    the boundary probe (``probe``: exact for the tiny sums base, sampled for other models).
 
     Everything that can be checked without a model (the configuration, the batch sizes on this
     launch's devices, TRL's own argument checks) is checked before the model loads.
@@ -212,10 +212,14 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
                                           every=cfg.eval_every * cfg.updates_per_step,
                                           max_new_tokens=cfg.max_completion_length,
                                           batch_size=cfg.eval_batch))
-    if cfg.probe_every:
-        trainer.add_callback(BoundaryProbe(trainer, task, cfg.probe_problems,
-                                           every=cfg.probe_every * cfg.updates_per_step,
+    every = cfg.probe_every * cfg.updates_per_step
+    if cfg.probe_every and isinstance(cfg.model, PretrainConfig) and cfg.task is None:
+        trainer.add_callback(BoundaryProbe(trainer, task, cfg.probe_problems, every=every,
                                            max_tokens=cfg.max_completion_length))
+    elif cfg.probe_every:
+        trainer.add_callback(SampledProbe(trainer, task, cfg.probe_problems, cfg.probe_samples,
+                                          every=every, max_tokens=cfg.max_completion_length,
+                                          batch_size=cfg.eval_batch))
     return trainer
 
 

@@ -1,14 +1,22 @@
 """The one small subclass of TRL's ``GRPOTrainer`` behind all four algorithms: the advantages
-of positive samples weighted by lambda (``algorithms`` explains the choices), nothing else of TRL
-changed but the shuffling seed per epoch, which makes resumed runs exact."""
+of positive samples weighted by lambda (``algorithms`` explains the choices); besides, the
+shuffling seed per epoch, which makes resumed runs exact, and, where TRL would call
+``model.generate`` (no vLLM, text only, no top-k, min-p or repetition penalty), the rollouts
+drawn by the project's sampler (``sampling.TransformersBackend``: about half of
+``generate``'s time for SmolLM2, ``bench/bench_smollm2_step.py``) from a seed of the run's seed
+and the update, so a resumed run draws what an uninterrupted one would."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import torch
 from torch.utils.data import Sampler
 from trl import GRPOConfig, GRPOTrainer
+from trl.models import unwrap_model_for_generation
+
+from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 
 
 @dataclass
@@ -44,6 +52,24 @@ class GRPONTrainer(GRPOTrainer):
         self._metrics[mode]["frac_negative"].append(
             self.accelerator.gather(negative.float()).mean().item())
         return batch
+
+    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations,
+                              has_tool_images=False):
+        plain = (not self.use_vllm and not self.use_transformers_continuous_batching
+                 and images is None and not multimodal_fields and not self.top_k
+                 and self.min_p is None and self.repetition_penalty == 1.0)
+        if not plain:
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields,
+                                                 num_generations, has_tool_images)
+        seed = np.random.SeedSequence([self.args.seed, self.state.global_step,
+                                       self.accelerator.process_index]).generate_state(1)[0]
+        params = SamplingParams(n=1, temperature=self.temperature, top_p=self.top_p,
+                                max_tokens=self.max_completion_length, seed=int(seed))
+        with unwrap_model_for_generation(self.model_wrapped, self.accelerator) as model:
+            backend = TransformersBackend(model, self.processing_class, progress=False,
+                                          batch_size=len(prompt_ids), stops=self.eos_token_ids)
+            rows = backend.generate_ids(prompt_ids, params)  # a group's prompts are adjacent
+        return [list(row[0].token_ids) for row in rows], None
 
     def _get_train_sampler(self, dataset=None) -> Sampler:
         """TRL's sampler, reshuffled from ``seed + epoch`` at every epoch so that a run resumed

@@ -1,0 +1,312 @@
+"""The pretrained-model chapter (``notebooks/pretrained.md``): Section 4 asked of a real
+pretrained chat model, SmolLM2-135M-Instruct (a small model of the Llama family whose 3B member
+the paper's Table 2 trains), on chat sums of several difficulties.
+
+* *The task.* The base's Pass@1 and Pass@n per difficulty ``(digits, terms)`` at T = 1, the
+  distribution RL samples from (``difficulty``); a difficulty *fits* when its rewards are
+  mixed and its boundary has room (``fits``: Pass@1 at least ``min_pass1``, Pass@n at most
+  ``max_passn``). The training mix (``levels``) is stated in the profile; the chapter says
+  whether each of its levels fits.
+* *The runs.* The training chapter's settings with ``train``'s changes for this model (LoRA,
+  its learning rate, batch and token budget), on ``tasks.arithmetic.ArithmeticMix(levels)``,
+  GRPO and GRPO-N over ``seeds``; their held-out dynamics give the training claims
+  (``training.readings``).
+* *The boundary.* The base (sampled ``base_repeats`` times) and every final model, n samples
+  on each level's test problems and on harder levels (``ood_levels``), under each setting:
+  Pass@k (Table 2's layout), the entropies (Table 4's), the problems lost and gained against
+  the base (``boundary``), and the large-k and entropy claims (``reproduction.setting_checks``).
+
+A build of another profile computes nothing here: it shows ``source``'s results where that
+profile has made them (its runs and evaluations in the store, and the marker this chapter
+writes when it finishes there), and otherwise says how to make them.
+"""
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from pydantic import model_validator
+
+from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import profiles, registry
+from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Probability, Text, needed, require
+from rlvr_dynamics.chapters import reproduction as rp
+from rlvr_dynamics.chapters import training as tr
+from rlvr_dynamics.store import Entry, results_dir
+from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
+from rlvr_dynamics.passk import pass_at_k
+from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
+from rlvr_dynamics.training.config import TrainConfig
+from rlvr_dynamics.training.run import obtain_all
+
+Level = ListOf(Int(1), 2)
+"""A difficulty: [digits, terms]."""
+
+
+class Params(NeedsParams):
+    """``source``: the profile whose results this chapter shows (None: this build's own,
+    computed where missing); the model and the training changes (``train``: fields of the
+    training chapter's parameters); the training mix ``levels`` and the harder ``ood_levels``;
+    the difficulties measured (``difficulty_levels``, ``difficulty_n`` samples at T = 1) and
+    the rule that a difficulty fits (``min_pass1``, ``max_passn``); ``algorithms`` x ``seeds``,
+    each probed every ``probe_every`` steps (``probe_samples`` samples of ``probe_problems``
+    test problems, under the paper's setting and the full distribution);
+    the evaluation: the first ``problems`` test problems of each level, ``n`` samples under each
+    of ``settings``, Pass@k at ``ks``, the base ``base_repeats`` times, ``workers`` side by side
+    in batches of ``batch_size`` rows; ``record``: keep this chapter's verdicts for the closing
+    chapter (off where another chapter of the build records the same claims)."""
+
+    needs = ("training",)
+
+    source: Text | None = "cpu-smollm2"
+    train: dict[str, Any] = {
+        "model": "smollm2", "task": "arith", "lora_rank": 16, "learning_rate": 1e-4,
+        "steps": 30, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
+        "micro_batch": 8, "entropy_coef": 0.0, "max_completion_length": 64, "context": 256,
+        "eval_every": 5, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 5}
+    levels: ListOf(Level) = [[1, 2], [1, 3]]
+    ood_levels: ListOf(Level, 0) = [[2, 2]]
+    difficulty_levels: ListOf(Level) = [[1, 2], [1, 3], [1, 4], [2, 2], [2, 3]]
+    difficulty_n: Int(1) = 16
+    min_pass1: Probability = 0.02
+    max_passn: Probability = 0.95
+    algorithms: ListOf(str) = ["grpo", "grpo_n"]
+    seeds: ListOf(Int(0)) = [0, 1, 2]
+    probe_every: Int(1) = 10
+    probe_problems: Int(1) = 16
+    probe_samples: Int(1) = 4
+    problems: Int(1) = 24
+    n: Int(1) = 16
+    ks: ListOf(Int(1)) = [1, 2, 4, 8, 16]
+    settings: dict[str, rp.Setting] = {"paper": {"temperature": 0.6, "top_p": 0.95},
+                                       "full": {"temperature": 1.0, "top_p": 1.0}}
+    base_repeats: Int(1) = 2
+    workers: Int(1) = 2
+    batch_size: Int(1) = 256
+    record: bool = True
+
+    @model_validator(mode="after")
+    def _cross(self):
+        for name in self.algorithms:
+            require(name in ALGORITHMS, f"algorithms has {name!r}; valid: {sorted(ALGORITHMS)}")
+        require(max(self.ks) <= self.n, f"every k must be <= n={self.n}, got ks={self.ks}")
+        require(self.n in self.ks, f"ks must hold n={self.n} (the boundary's k), got {self.ks}")
+        require(len(self.settings) >= 1, "settings must name at least one setting")
+        require(self.source != self.profile, f"source={self.source!r} is this build's own "
+                                             "profile: give None to compute its results here")
+        for name in ("levels", "ood_levels", "difficulty_levels"):
+            for digits, terms in getattr(self, name):
+                try:
+                    ArithmeticTask(digits=digits, terms=terms)
+                except ValueError as e:
+                    require(False, f"{name} has [{digits}, {terms}]: {e}")
+        require(not {tuple(x) for x in self.levels} & {tuple(x) for x in self.ood_levels},
+                "ood_levels must not repeat a training level")
+        return self
+
+    def mix(self) -> ArithmeticMix:
+        """The training task: the mix of ``levels``."""
+        return ArithmeticMix(levels=tuple(tuple(x) for x in self.levels))
+
+    def benchmarks(self) -> list[dict[str, Any]]:
+        """Each training level's test problems, then each harder level's."""
+        return [level_spec(x) for x in self.levels + self.ood_levels]
+
+
+def level_spec(level: list[int]) -> dict[str, Any]:
+    """The benchmark spec of one difficulty."""
+    return {"name": "arith", "digits": level[0], "terms": level[1]}
+
+
+def training_params(P: Params) -> tr.Params:
+    """The training chapter's parameters (this build's) with ``P.train``'s changes."""
+    T = needed(P, "training")
+    return tr.Params.parse({**T.values(), **P.train, "algorithms": P.algorithms,
+                            "seeds": P.seeds, "lambdas": []})
+
+
+def runs(P: Params) -> dict[tuple[str, int], TrainConfig]:
+    """(algorithm, seed) -> its run: the training settings on the mix ``P.levels``, probed
+    every ``probe_every`` steps by ``probe_samples`` samples of ``probe_problems`` of its test
+    problems (``training.probe.SampledProbe``)."""
+    T = training_params(P)
+    return {(a, s): T.run_config(a, s).replace(
+                task=P.mix(), probe_every=P.probe_every, probe_problems=P.probe_problems,
+                probe_samples=P.probe_samples)
+            for a in P.algorithms for s in P.seeds}
+
+
+def eval_settings(P: Params) -> dict[str, ev.EvalSettings]:
+    """Each named setting as the evaluation stack's (n samples, the runs' token budget)."""
+    budget = training_params(P).max_completion_length
+    return {name: ev.EvalSettings(n=P.n, temperature=s.temperature, top_p=s.top_p,
+                                  max_tokens=budget, chunk=P.problems)
+            for name, s in P.settings.items()}
+
+
+# --- the task ------------------------------------------------------------------------------
+
+def difficulty(P: Params, profile: str) -> pd.DataFrame:
+    """The base's Pass@k (%) per difficulty of ``P.difficulty_levels`` (k = 1 and powers of two
+    up to ``difficulty_n``), from ``difficulty_n`` samples at T = 1 on ``P.problems`` test
+    problems each, with the share of completions cut at the token budget (evaluated where
+    missing)."""
+    T = training_params(P)
+    s = ev.EvalSettings(n=P.difficulty_n, temperature=1.0, top_p=1.0,
+                        max_tokens=T.max_completion_length, chunk=P.problems)
+    specs = [level_spec(x) for x in P.difficulty_levels]
+    found = ev.evaluate_table([T.model], specs, s, profile, batch_size=P.batch_size,
+                              problems=P.problems)
+    ks = sorted({1, *[2 ** i for i in range(P.difficulty_n.bit_length())], P.difficulty_n})
+    ks = [k for k in ks if k <= P.difficulty_n]
+    rows = []
+    for level, spec in zip(P.difficulty_levels, specs):
+        recs = found[registry.spec_text(spec), registry.spec_text(T.model)].drop(columns="repeat")
+        per = ev.passk_per_problem(recs, ks).mean(0)
+        rows.append({"digits": level[0], "terms": level[1],
+                     **{f"Pass@{k}": 100 * v for k, v in zip(ks, per)},
+                     "cut at the budget (%)": 100 * float((~recs["finished"]).mean())})
+    return pd.DataFrame(rows).set_index(["digits", "terms"])
+
+
+def fits(table: pd.DataFrame, P: Params) -> pd.Series:
+    """Per difficulty, whether it leaves mixed rewards (Pass@1 >= ``min_pass1``) and room for
+    the boundary (Pass@n <= ``max_passn``)."""
+    return ((table["Pass@1"] >= 100 * P.min_pass1)
+            & (table[f"Pass@{P.difficulty_n}"] <= 100 * P.max_passn)).rename("fits")
+
+
+def mix_text(table: pd.DataFrame, P: Params) -> str:
+    """The rule's verdict on the training mix, in words."""
+    ok = fits(table, P)
+    admitted = [f"{d}-digit × {t}" for (d, t), v in ok.items() if v]
+    outside = [f"{d}-digit × {t}" for d, t in P.levels if not ok.get((d, t), False)]
+    return (f"By the rule (Pass@1 at least {100 * P.min_pass1:g} %, Pass@{P.difficulty_n} at "
+            f"most {100 * P.max_passn:g} %), the difficulties that fit are: "
+            f"{', '.join(admitted) or 'none'}. "
+            + ("Every level of the training mix fits." if not outside else
+               f"Of the training mix, {', '.join(outside)} does not fit: its result below "
+               f"says less about a boundary than the rule asks."))
+
+
+# --- the results ---------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Results:
+    """What the chapter shows, from the profile ``where`` (``P``: its parameters)."""
+
+    where: str
+    P: Params
+    difficulty: pd.DataFrame
+    dynamics: dict[str, list[list[dict[str, Any]]]]
+    recs: dict[tuple, pd.DataFrame]
+
+
+def marker(profile: str) -> Entry:
+    """This chapter's finished marker under ``profile`` (made by this module's code)."""
+    return Entry(results_dir(profile, "pretrained"), code=__name__)
+
+
+def source_params(P: Params) -> Params:
+    """``P`` itself when it computes here, else the ``source`` profile's own parameters."""
+    if P.source is None:
+        return P
+    return Params.parse(profiles.plan(P.source, ["pretrained"])["pretrained"])
+
+
+def obtain(P: Params) -> Results | None:
+    """The chapter's results: computed here where missing (``P.source`` None; the marker is
+    written at the end), or read back from ``P.source`` where its marker says that profile
+    finished this chapter with this code (its runs are then only found, never trained), or
+    None where it has not."""
+    where = P.profile if P.source is None else P.source
+    compute = P.source is None
+    if not compute and not marker(where).done:
+        return None
+    Q = source_params(P)
+    table = difficulty(Q, where)
+    folders = obtain_all(list(runs(Q).values()), where, inline=compute, workers=Q.workers)
+    by_label = {ALGORITHMS[a].label: [f for (a2, _), f in zip(runs(Q), folders) if a2 == a]
+                for a in Q.algorithms}
+    models = rp.comparison(training_params(Q).model, {}, base_repeats=Q.base_repeats) + [
+        rp.Model(label, seed, str(Path(f) / "model")) for label, fs in by_label.items()
+        for seed, f in enumerate(fs)]
+    recs = rp.evaluate_models(models, [registry.spec_text(b) for b in Q.benchmarks()],
+                              eval_settings(Q), where, problems=Q.problems, workers=Q.workers,
+                              batch_size=Q.batch_size)
+    if compute:
+        marker(where).begin(fresh=True)
+        marker(where).finish({"runs": len(folders)})
+    return Results(where, Q, table, tr.dynamics_of(by_label), recs)
+
+
+def probe_passk(dynamics: dict[str, list[list[dict[str, Any]]]], ks: list[int]
+                ) -> pd.DataFrame:
+    """Pass@k (%) along training from the runs' sampled probes (the unbiased estimator of
+    each problem's right samples, mean over the problems of a level): columns model, seed,
+    step, setting, level ("d<digits>t<terms>", from the problem ids), k, pass@k."""
+    rows = []
+    for label, per_seed in dynamics.items():
+        for seed, run in enumerate(per_seed):
+            for r in run:
+                for setting, probe in r.get("sampled_probe", {}).items():
+                    usable = [k for k in ks if k <= probe["n"]]
+                    per = pass_at_k(probe["n"], probe["correct"], usable)
+                    levels = pd.Series([i.split("-", 1)[0] for i in probe["ids"]])
+                    for level, idx in levels.groupby(levels).groups.items():
+                        rows += [{"model": label, "seed": seed, "step": r["step"],
+                                  "setting": setting, "level": level, "k": k,
+                                  "pass@k": 100 * float(v)}
+                                 for k, v in zip(usable, per[list(idx)].mean(0))]
+    return pd.DataFrame(rows)
+
+
+def plot_probe(long: pd.DataFrame, title: str) -> plt.Figure:
+    """Pass@k over training, one panel per (setting, level, k), one line per algorithm (mean
+    over seeds, shaded from the lowest to the highest)."""
+    panels = list(dict.fromkeys(zip(long["setting"], long["level"], long["k"])))
+    cols = min(4, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.7 * rows), squeeze=False,
+                             sharex=True, sharey=True, constrained_layout=True)
+    for ax, (setting, level, k) in zip(axes.flat, panels):
+        part = long[(long["setting"] == setting) & (long["level"] == level) & (long["k"] == k)]
+        for label, g in part.groupby("model", sort=False):
+            s = g.groupby("step")["pass@k"].agg(["mean", "min", "max"])
+            ax.plot(s.index, s["mean"], color=COLORS.get(label), label=label, lw=1.4)
+            ax.fill_between(s.index, s["min"], s["max"], color=COLORS.get(label), alpha=0.15,
+                            lw=0)
+        ax.set_title(f"{level}, {setting}: Pass@{k}", fontsize=8)
+        ax.grid(alpha=0.3)
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=7)
+    fig.supxlabel("training step", fontsize=8)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    return fig
+
+
+def how_to_run(P: Params) -> str:
+    """What to do when ``P.source`` has not made this chapter's results on this machine."""
+    return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it "
+            f"with other code), so this page shows no result. To make them (about 3 hours on "
+            f"2 cores, the book's page on rerunning gives the measured cost):\n\n"
+            f"    make reproduce PROFILE={P.source}\n\nthen rebuild this book "
+            f"(`make reproduce`): this chapter reads them back without computing anything.")
+
+
+def claim_rows(R: Results, last: int) -> list[dict]:
+    """The rows this chapter records: the training claims from the held-out dynamics, and the
+    large-k and entropy claims under the first setting on the first level (in distribution)
+    and the first harder level (out of it), at k = ``last``."""
+    passk, entropy = rp.passk_long(R.recs, R.P.ks), rp.entropy_long(R.recs)
+    benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
+    test, ood = benchmarks[0], benchmarks[len(R.P.levels)] if R.P.ood_levels else benchmarks[0]
+    return tr.verdict_rows(R.dynamics) + rp.claim_rows(
+        passk, entropy, pd.DataFrame(columns=["setting", "benchmark", "model", "seed",
+                                              "with !, of the correct"]),
+        list(R.P.settings), next(iter(R.P.settings)), test, ood, "", last)

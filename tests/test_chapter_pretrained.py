@@ -1,0 +1,80 @@
+"""The pretrained-model chapter: its parameters' checks, the rule that picks the difficulties,
+and the default build's reading of another profile's results (nothing computed, nothing shown
+where that profile has not run)."""
+import pandas as pd
+import pytest
+
+from rlvr_dynamics import profiles
+from rlvr_dynamics.chapters import ParameterError
+from rlvr_dynamics.chapters import pretrained as chapter
+
+
+def params(profile: str, **overrides) -> chapter.Params:
+    return chapter.Params.parse({**profiles.plan(profile, ["pretrained"])["pretrained"],
+                                 **overrides})
+
+
+@pytest.mark.parametrize("change, match", [
+    ({"source": "cpu"}, "source='cpu' is this build's own profile"),
+    ({"ood_levels": [[1, 2]]}, "ood_levels must not repeat a training level"),
+    ({"levels": [[1, 9]]}, r"levels has \[1, 9\]: ArithmeticTask.terms"),
+    ({"ks": [1, 32]}, "every k must be <= n=16"),
+    ({"algorithms": ["ppo"]}, "algorithms has 'ppo'"),
+])
+def test_bad_parameters_are_named(change, match):
+    with pytest.raises(ParameterError, match=match):
+        params("cpu", **change)
+
+
+def test_the_default_build_looks_for_the_runs_its_source_makes():
+    here, there = params("cpu"), params("cpu-smollm2")
+    assert here.source == "cpu-smollm2" and there.source is None
+    assert chapter.runs(chapter.source_params(here)) == chapter.runs(there)
+    cfg = chapter.runs(there)["grpo_n", 2]
+    assert (cfg.model, cfg.lora_rank, cfg.positive_weight, cfg.task.levels) == (
+        "smollm2", 16, 0.0, ((1, 2), (1, 3)))
+
+
+def test_nothing_is_shown_or_computed_where_the_source_has_not_run(tmp_path, monkeypatch):
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    P = params("cpu")
+    assert chapter.obtain(P) is None
+    assert not [f for f in tmp_path.rglob("*") if f.is_file()]  # it wrote nothing
+    assert "make reproduce PROFILE=cpu-smollm2" in chapter.how_to_run(P)
+
+
+def test_the_rule_admits_mixed_rewards_with_room():
+    P = params("cpu-smollm2")
+    table = pd.DataFrame({"digits": [1, 1, 1, 2], "terms": [2, 3, 4, 3],
+                          "Pass@1": [20.1, 2.9, 0.8, 0.0], "Pass@16": [93.8, 37.5, 12.5, 0.0]}
+                         ).set_index(["digits", "terms"])
+    assert chapter.fits(table, P).tolist() == [True, True, False, False]
+    text = chapter.mix_text(table, P)
+    assert "fit are: 1-digit × 2, 1-digit × 3." in text and "Every level" in text
+    table.loc[(1, 3), "Pass@16"] = 99.0  # no room left at the training mix's second level
+    assert "Of the training mix, 1-digit × 3 does not fit" in chapter.mix_text(table, P)
+
+
+def test_pass_at_k_along_training_per_level_from_the_probes_counts():
+    probe = {"paper": {"ids": ["d1t2-test-0", "d1t2-test-1", "d1t3-test-0"], "n": 2,
+                       "correct": [2, 0, 1]}}
+    dynamics = {"GRPO": [[{"step": 0, "sampled_probe": probe}, {"step": 1}]]}
+    long = chapter.probe_passk(dynamics, [1, 2, 4]).set_index(["level", "k"])["pass@k"]
+    assert long.to_dict() == {("d1t2", 1): 50.0, ("d1t2", 2): 50.0,  # k = 4 > n: left out
+                              ("d1t3", 1): 50.0, ("d1t3", 2): 100.0}
+
+
+def test_the_probe_spreads_over_a_mix_of_levels():
+    from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
+    from rlvr_dynamics.training.probe import spread
+    chosen = spread(ArithmeticMix(levels=((1, 2), (1, 3))).problems("test"), 16)
+    assert len(chosen) == 16 and {p.meta["level"] for p in chosen} == {(1, 2), (1, 3)}
+    assert sum(p.meta["level"] == (1, 2) for p in chosen) == 8
+
+
+def test_a_sampled_probe_needs_its_samples():
+    P = params("cpu-smollm2")
+    cfg = chapter.runs(P)["grpo", 0]
+    assert (cfg.probe_every, cfg.probe_samples) == (10, 4)
+    with pytest.raises(ValueError, match="probe_samples=0 must be >= 1"):
+        cfg.replace(probe_samples=0)
