@@ -29,7 +29,7 @@ def test_bad_parameters_are_named(change, match):
 def test_the_default_build_looks_for_the_runs_its_source_makes():
     here, there = params("cpu"), params("cpu-smollm2")
     assert here.source == "cpu-smollm2" and there.source is None
-    assert chapter.runs(chapter.source_params(here)) == chapter.runs(there)
+    assert chapter.runs(chapter.source_params(here, profiles.plan)) == chapter.runs(there)
     cfg = chapter.runs(there)["grpo_n", 2]
     assert (cfg.model, cfg.lora_rank, cfg.positive_weight, cfg.task.levels) == (
         "smollm2", 16, 0.0, ((1, 2), (1, 3)))
@@ -38,7 +38,7 @@ def test_the_default_build_looks_for_the_runs_its_source_makes():
 def test_nothing_is_shown_or_computed_where_the_source_has_not_run(tmp_path, monkeypatch):
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     P = params("cpu")
-    assert chapter.obtain(P) is None
+    assert chapter.obtain(P, profiles.plan) is None
     assert not [f for f in tmp_path.rglob("*") if f.is_file()]  # it wrote nothing
     assert "make reproduce PROFILE=cpu-smollm2" in chapter.how_to_run(P)
 

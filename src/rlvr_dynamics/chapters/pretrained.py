@@ -25,14 +25,14 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from pydantic import model_validator
 
 from rlvr_dynamics import evaluation as ev
-from rlvr_dynamics import profiles, registry
+from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Probability, Text, needed, require
 from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import training as tr
@@ -211,23 +211,24 @@ def marker(profile: str) -> Entry:
     return Entry(results_dir(profile, "pretrained"), code=__name__)
 
 
-def source_params(P: Params) -> Params:
-    """``P`` itself when it computes here, else the ``source`` profile's own parameters."""
+def source_params(P: Params, plan: Callable[[str, list[str]], dict[str, dict]]) -> Params:
+    """``P`` itself when it computes here, else the ``source`` profile's own parameters, as
+    ``plan`` (``profiles.plan``, which sits above the chapters) resolves them."""
     if P.source is None:
         return P
-    return Params.parse(profiles.plan(P.source, ["pretrained"])["pretrained"])
+    return Params.parse(plan(P.source, ["pretrained"])["pretrained"])
 
 
-def obtain(P: Params) -> Results | None:
+def obtain(P: Params, plan: Callable[[str, list[str]], dict[str, dict]]) -> Results | None:
     """The chapter's results: computed here where missing (``P.source`` None; the marker is
     written at the end), or read back from ``P.source`` where its marker says that profile
     finished this chapter with this code (its runs are then only found, never trained), or
-    None where it has not."""
+    None where it has not (``plan``: ``profiles.plan``, for the source's parameters)."""
     where = P.profile if P.source is None else P.source
     compute = P.source is None
     if not compute and not marker(where).done:
         return None
-    Q = source_params(P)
+    Q = source_params(P, plan)
     table = difficulty(Q, where)
     folders = obtain_all(list(runs(Q).values()), where, inline=compute, workers=Q.workers)
     by_label = {ALGORITHMS[a].label: [f for (a2, _), f in zip(runs(Q), folders) if a2 == a]
