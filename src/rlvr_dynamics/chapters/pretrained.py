@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Callable
 
 import matplotlib.pyplot as plt
@@ -38,7 +37,7 @@ from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import training as tr
 from rlvr_dynamics.store import Entry, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
-from rlvr_dynamics.passk import pass_at_k
+from rlvr_dynamics.passk import ks_for, pass_at_k
 from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.run import obtain_all
@@ -161,8 +160,7 @@ def difficulty(P: Params, profile: str) -> pd.DataFrame:
     specs = [level_spec(x) for x in P.difficulty_levels]
     found = ev.evaluate_table([T.model], specs, s, profile, batch_size=P.batch_size,
                               problems=P.problems)
-    ks = sorted({1, *[2 ** i for i in range(P.difficulty_n.bit_length())], P.difficulty_n})
-    ks = [k for k in ks if k <= P.difficulty_n]
+    ks = ks_for(P.difficulty_n)
     rows = []
     for level, spec in zip(P.difficulty_levels, specs):
         recs = found[registry.spec_text(spec), registry.spec_text(T.model)].drop(columns="repeat")
@@ -230,12 +228,11 @@ def obtain(P: Params, plan: Callable[[str, list[str]], dict[str, dict]]) -> Resu
         return None
     Q = source_params(P, plan)
     table = difficulty(Q, where)
-    folders = obtain_all(list(runs(Q).values()), where, inline=compute, workers=Q.workers)
-    by_label = {ALGORITHMS[a].label: [f for (a2, _), f in zip(runs(Q), folders) if a2 == a]
-                for a in Q.algorithms}
-    models = rp.comparison(training_params(Q).model, {}, base_repeats=Q.base_repeats) + [
-        rp.Model(label, seed, str(Path(f) / "model")) for label, fs in by_label.items()
-        for seed, f in enumerate(fs)]
+    grid = runs(Q)
+    folders = dict(zip(grid, obtain_all(list(grid.values()), where, inline=compute,
+                                        workers=Q.workers)))
+    by_label = {ALGORITHMS[a].label: [folders[a, s] for s in Q.seeds] for a in Q.algorithms}
+    models = rp.comparison(training_params(Q).model, by_label, base_repeats=Q.base_repeats)
     recs = rp.evaluate_models(models, [registry.spec_text(b) for b in Q.benchmarks()],
                               eval_settings(Q), where, problems=Q.problems, workers=Q.workers,
                               batch_size=Q.batch_size)

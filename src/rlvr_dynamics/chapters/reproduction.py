@@ -137,8 +137,10 @@ class Model:
 
 
 def run_spec(run: Path) -> str:
-    """The evaluation spec of a finished training run's final policy."""
-    return f"tiny:{Path(run) / 'model'}"
+    """The evaluation spec of a finished training run's final policy: ``tiny:<folder>`` for a
+    character-level sums model, the folder itself for a pretrained one (SmolLM2)."""
+    folder = Path(run) / "model"
+    return f"tiny:{folder}" if registry.is_char_model(folder) else str(folder)
 
 
 def comparison(base_spec: Any, runs: dict[str, Sequence[Path]], base_repeats: int = 1
