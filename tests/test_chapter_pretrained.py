@@ -75,6 +75,6 @@ def test_the_probe_spreads_over_a_mix_of_levels():
 def test_a_sampled_probe_needs_its_samples():
     P = params("cpu-smollm2")
     cfg = chapter.runs(P)["grpo", 0]
-    assert (cfg.probe_every, cfg.probe_samples) == (10, 4)
+    assert (cfg.probe_every, cfg.probe_samples) == (8, 4)
     with pytest.raises(ValueError, match="probe_samples=0 must be >= 1"):
         cfg.replace(probe_samples=0)

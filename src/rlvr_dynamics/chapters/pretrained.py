@@ -64,9 +64,9 @@ class Params(NeedsParams):
     source: Text | None = "cpu-smollm2"
     train: dict[str, Any] = {
         "model": "smollm2", "task": "arith", "lora_rank": 16, "learning_rate": 1e-4,
-        "steps": 30, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
+        "steps": 24, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
         "micro_batch": 8, "entropy_coef": 0.0, "max_completion_length": 64, "context": 256,
-        "eval_every": 5, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 5}
+        "eval_every": 4, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 4}
     levels: ListOf(Level) = [[1, 2], [1, 3]]
     ood_levels: ListOf(Level, 0) = [[2, 2]]
     difficulty_levels: ListOf(Level) = [[1, 2], [1, 3], [1, 4], [2, 2], [2, 3]]
@@ -75,10 +75,10 @@ class Params(NeedsParams):
     max_passn: Probability = 0.95
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
     seeds: ListOf(Int(0)) = [0, 1, 2]
-    probe_every: Int(1) = 10
+    probe_every: Int(1) = 8
     probe_problems: Int(1) = 16
     probe_samples: Int(1) = 4
-    problems: Int(1) = 24
+    problems: Int(1) = 16
     n: Int(1) = 16
     ks: ListOf(Int(1)) = [1, 2, 4, 8, 16]
     settings: dict[str, rp.Setting] = {"paper": {"temperature": 0.6, "top_p": 0.95},
