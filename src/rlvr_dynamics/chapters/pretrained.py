@@ -291,8 +291,8 @@ def plot_probe(long: pd.DataFrame, title: str) -> plt.Figure:
 def how_to_run(P: Params) -> str:
     """What to do when ``P.source`` has not made this chapter's results on this machine."""
     return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it "
-            f"with other code), so this page shows no result. To make them (about 3 hours on "
-            f"2 cores, the book's page on rerunning gives the measured cost):\n\n"
+            f"with other code), so this page shows no result. To make them (about 2 hours on "
+            f"2 cores; the book's page on rerunning gives the measured cost):\n\n"
             f"    make reproduce PROFILE={P.source}\n\nthen rebuild this book "
             f"(`make reproduce`): this chapter reads them back without computing anything.")
 
