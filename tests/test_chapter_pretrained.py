@@ -78,3 +78,24 @@ def test_a_sampled_probe_needs_its_samples():
     assert (cfg.probe_every, cfg.probe_samples) == (8, 4)
     with pytest.raises(ValueError, match="probe_samples=0 must be >= 1"):
         cfg.replace(probe_samples=0)
+
+
+def test_the_claims_are_checked_on_every_training_level(monkeypatch):
+    """Each training level's checks decide a claim together; the harder level's claim once."""
+    def per_level(passk, entropy, bangs, settings, headline, test, ood, case, last):
+        return [{"claim": "large_k", "ours": f"{test} ours", "checks": [("d", f"v {test}")],
+                 "also": [("a", f"w {test}")]},
+                {"claim": "ood", "ours": f"{ood} ours", "checks": [("o", "x")], "also": []}]
+    monkeypatch.setattr(chapter.rp, "claim_rows", per_level)
+    monkeypatch.setattr(chapter.rp, "passk_long", lambda recs, ks: None)
+    monkeypatch.setattr(chapter.rp, "entropy_long", lambda recs: None)
+    monkeypatch.setattr(chapter.tr, "verdict_rows", lambda dynamics: [])
+    P = params("cpu-smollm2")
+    rows = chapter.claim_rows(chapter.Results("cpu-smollm2", P, None, {}, {}), 16)
+    pairs, triples, harder = (f"arith:digits={d},terms={t}" for d, t in ((1, 2), (1, 3), (2, 2)))
+    assert [r["claim"] for r in rows] == ["large_k", "ood"]
+    assert rows[0]["checks"] == [(f"{pairs}: d", f"v {pairs}"), (f"{triples}: d", f"v {triples}")]
+    assert rows[0]["also"] == [(f"{pairs}: a", f"w {pairs}"), (f"{triples}: a", f"w {triples}")]
+    assert rows[0]["ours"] == f"{pairs} ours; {triples} ours"
+    assert rows[1] == {"claim": "ood", "ours": f"{harder} ours", "checks": [("o", "x")],
+                       "also": []}

@@ -299,12 +299,24 @@ def how_to_run(P: Params) -> str:
 
 def claim_rows(R: Results, last: int) -> list[dict]:
     """The rows this chapter records: the training claims from the held-out dynamics, and the
-    large-k and entropy claims under the first setting on the first level (in distribution)
-    and the first harder level (out of it), at k = ``last``."""
+    large-k and entropy claims under the first setting on every training level (in
+    distribution: each level's checks decide the claim together, ``verdicts.combine``) and on
+    the first harder level (out of it), at k = ``last``."""
     passk, entropy = rp.passk_long(R.recs, R.P.ks), rp.entropy_long(R.recs)
     benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
-    test, ood = benchmarks[0], benchmarks[len(R.P.levels)] if R.P.ood_levels else benchmarks[0]
-    return tr.verdict_rows(R.dynamics) + rp.claim_rows(
-        passk, entropy, pd.DataFrame(columns=["setting", "benchmark", "model", "seed",
-                                              "with !, of the correct"]),
-        list(R.P.settings), next(iter(R.P.settings)), test, ood, "", last)
+    trained = benchmarks[:len(R.P.levels)]
+    ood = benchmarks[len(R.P.levels)] if R.P.ood_levels else trained[0]
+    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed",
+                                    "with !, of the correct"])
+    per_level = {b: rp.claim_rows(passk, entropy, no_case, list(R.P.settings),
+                                  next(iter(R.P.settings)), b, ood, "", last) for b in trained}
+    rows = []
+    for first in per_level[trained[0]]:
+        if first["claim"] == "ood":  # one harder level, whichever training level asks
+            rows.append(first)
+            continue
+        same = [(b, r) for b in trained for r in per_level[b] if r["claim"] == first["claim"]]
+        rows.append({"claim": first["claim"], "ours": "; ".join(r["ours"] for _, r in same),
+                     **{key: [(f"{b}: {what}", v) for b, r in same for what, v in r[key]]
+                        for key in ("checks", "also")}})
+    return tr.verdict_rows(R.dynamics) + rows
