@@ -431,8 +431,8 @@ def plot_phase(table: pd.DataFrame, regimes: dict[str, Regime], steps: int, titl
     as dots, never expanded drawn at the top) and the shrinkage depth (right; mean and seeds'
     range), the toy's predicted time to expansion on a second axis, one line per mix."""
     mixes = list(dict.fromkeys(r.hard_share for r in regimes.values()))
-    marker = {name: MIX_MARKERS[mixes.index(r.hard_share) % len(MIX_MARKERS)]
-              for name, r in regimes.items()}
+    mix_marker = {m: MIX_MARKERS[i % len(MIX_MARKERS)] for i, m in enumerate(mixes)}
+    marker = {name: mix_marker[r.hard_share] for name, r in regimes.items()}
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
     ax_toy = a1.twinx()
     for i, (algo, g) in enumerate(table.groupby("algorithm", sort=False)):
@@ -445,16 +445,16 @@ def plot_phase(table: pd.DataFrame, regimes: dict[str, Regime], steps: int, titl
             a2.errorbar([x], [d.mean()], yerr=[[d.mean() - d.min()], [d.max() - d.mean()]],
                         color=c, marker=marker[regime], ms=4, capsize=3)
     for mix in mixes:
-        names = [n for n, r in regimes.items() if r.hard_share == mix and n in set(table["regime"])]
+        names = [n for n, r in regimes.items() if r.hard_share == mix]
         toy = table[table["regime"].isin(names)].groupby("regime")[["pi0(a2)", "toy expansion"]]
         toy = toy.first().sort_values("pi0(a2)")
         ax_toy.plot(toy["pi0(a2)"], toy["toy expansion"].replace(np.inf, np.nan), "k--", lw=0.9,
-                    marker=MIX_MARKERS[mixes.index(mix) % len(MIX_MARKERS)], mfc="none", ms=5)
+                    marker=mix_marker[mix], mfc="none", ms=5)
     handles = [plt.Line2D([], [], color=COLORS.get(a), marker="o", ls="", label=a)
                for a in table["algorithm"].unique()]
-    handles += [plt.Line2D([], [], color="0.3", marker=MIX_MARKERS[i % len(MIX_MARKERS)], ls="",
-                           mfc="none", label="mix: as drawn" if m is None
-                           else f"mix: rare-only share {m:g}") for i, m in enumerate(mixes)]
+    handles += [plt.Line2D([], [], color="0.3", marker=mix_marker[m], ls="", mfc="none",
+                           label="mix: as drawn" if m is None else f"mix: rare-only share {m:g}")
+                for m in mixes]
     handles.append(plt.Line2D([], [], color="k", ls="--", label="toy's prediction"))
     ax_toy.set_ylabel("toy: steps to expansion (its own scale)", fontsize=8)
     a1.axhline(steps * 1.15, color="0.6", lw=0.8)
