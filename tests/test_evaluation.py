@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics.chapters import style
 from rlvr_dynamics import paper_tables, registry
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.chapters import ParameterError
@@ -155,7 +156,7 @@ def test_mark_best_bolds_the_best_and_underlines_the_second_with_ties():
     table = pd.DataFrame([[1.0, 5.0], [3.0, 5.0], [2.0, 4.0], [9.0, 0.0]],
                          index=pd.MultiIndex.from_tuples([("A", "x"), ("A", "y"), ("A", "z"),
                                                           ("B", "x")]), columns=[1, 2])
-    html = ev.mark_best(table).to_html()
+    html = style.mark_best(table).to_html()
     styles = {}
     for rule in re.findall(r"(#T_\w+_row\d+_col\d+(?:, #T_\w+_row\d+_col\d+)*) \{\s*([^}]*)\}",
                            html):

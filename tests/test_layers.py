@@ -61,3 +61,16 @@ def test_function_level_imports_are_only_the_optional_ones():
                     else [node.module or ""]
                 found |= {(module, n.split(".")[0]) for n in names}
     assert found <= set(OPTIONAL), sorted(found - set(OPTIONAL))
+
+
+def test_no_computation_imports_presentation():
+    """Figures, colours and sentences sit above every module whose results are stored."""
+    assert imports.presentation_imports() == []
+
+
+def test_the_presentation_check_sees_a_bad_edge(monkeypatch):
+    graph = {k: dict(v) for k, v in imports.graph().items()}
+    graph["rlvr_dynamics.toy"]["rlvr_dynamics.chapters.style"] = [(7, True)]
+    monkeypatch.setattr(imports, "graph", lambda: graph)
+    assert imports.presentation_imports() == [
+        "rlvr_dynamics.toy imports rlvr_dynamics.chapters.style at line 7"]

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics.passk import from_probability
 
 
 def solved(recs: pd.DataFrame, n: int | None = None) -> pd.Series:
@@ -30,7 +31,7 @@ def solved(recs: pd.DataFrame, n: int | None = None) -> pd.Series:
     if ev.is_exact(recs):
         if n is None:
             raise ValueError("exact records need n, the samples the boundary is read at")
-        return pd.Series(1 - (1 - recs["p"].to_numpy(float)) ** n, index=problems)
+        return pd.Series(from_probability(recs["p"].to_numpy(float), n), index=problems)
     g = recs.groupby("problem", sort=False)["correct"]
     if n is not None and set(g.size()) != {n}:
         raise ValueError(f"the boundary is read at n={n} but the records hold "

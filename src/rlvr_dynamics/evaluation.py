@@ -36,19 +36,17 @@ import dataclasses
 import gc
 import logging
 import re
-import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import torch
 
 from rlvr_dynamics import exact, registry
 from rlvr_dynamics.entropy import answer_entropy, completion_token_entropy, mean_token_entropy
-from rlvr_dynamics.passk import bootstrap_ci, pass_at_k
+from rlvr_dynamics.passk import bootstrap_ci, from_probability, pass_at_k
 from rlvr_dynamics.progress import bar
 from rlvr_dynamics.registry import Spec, compatible, labels, parse_spec, spec_text
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, VLLMBackend, encode
@@ -302,16 +300,9 @@ def passk_per_problem(recs: pd.DataFrame, ks: Sequence[int]) -> np.ndarray:
     estimator of Section 4.1 (sampled, k <= n)."""
     if is_exact(recs):
         p = recs["p"].to_numpy(float)[:, None]
-        return 1 - (1 - p) ** np.asarray(ks, float)[None, :]
+        return from_probability(p, np.asarray(ks, float)[None, :])
     n, c = correct_counts(recs)
     return pass_at_k(n, c, list(ks))
-
-
-def passk_bounds(recs: pd.DataFrame, ks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """Certified bounds of every problem's Pass@k (exact records): from p_lo and p_hi."""
-    k = np.asarray(ks, float)[None, :]
-    return (1 - (1 - recs["p_lo"].to_numpy(float)[:, None]) ** k,
-            1 - (1 - recs["p_hi"].to_numpy(float)[:, None]) ** k)
 
 
 def answer_entropy_of(recs: pd.DataFrame) -> float:
@@ -414,27 +405,6 @@ def leaders(summary: pd.DataFrame) -> pd.DataFrame:
     return best.pivot(index="benchmark", columns="k", values="model")
 
 
-def styled(table: pd.DataFrame, decimals: int = 3, caption: str = ""):
-    """A table for the book: numbers to ``decimals`` places ("-" where missing), spaced
-    columns, a caption."""
-    return (table.style.format(f"{{:.{decimals}f}}", na_rep="-").set_caption(caption)
-            .set_table_styles([{"selector": "td, th", "props": "padding: 0.1em 0.6em;"},
-                               {"selector": "td", "props": "text-align: right;"}]))
-
-
-def mark_best(table: pd.DataFrame, decimals: int = 1, caption: str = ""):
-    """Table 1's marks: within each benchmark and k, the best value (after rounding to
-    ``decimals``) bold and the second best underlined; ties share the mark."""
-    rounded = table.round(decimals)
-    styles = pd.DataFrame("", index=table.index, columns=table.columns)
-    for _, block in rounded.groupby(level=0, sort=False):
-        for col in block.columns:
-            values = sorted(set(block[col].dropna()), reverse=True)
-            for rank, css in zip(values[:2], ("font-weight: bold", "text-decoration: underline")):
-                styles.loc[block.index[block[col] == rank], col] = css
-    return styled(rounded, decimals, caption).apply(lambda _: styles, axis=None)
-
-
 def entropy_table(results: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
     """Table 4's layout: rows (metric, model), columns benchmarks, entropies in nats."""
     names = labels(list(dict.fromkeys(m for _, m in results)))
@@ -447,25 +417,3 @@ def entropy_table(results: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
                      "value": token_entropy_of(recs)})
     return pd.DataFrame(rows).pivot_table(index=["metric", "model"], columns="benchmark",
                                           values="value", sort=False)
-
-
-def plot_passk(summary: pd.DataFrame, title: str) -> plt.Figure:
-    """Pass@k against k (log2 axis), one panel per benchmark, one line per model, with the
-    bootstrap interval shaded."""
-    benches = list(dict.fromkeys(summary["benchmark"]))
-    fig, axes = plt.subplots(1, len(benches), figsize=(max(8.0, 4.2 * len(benches)), 3.8),
-                             squeeze=False)
-    for ax, bench in zip(axes[0], benches):
-        part = summary[summary["benchmark"] == bench]
-        for model, g in part.groupby("model", sort=False):
-            ax.plot(g["k"], g["pass@k"], marker="o", ms=3, label=model)
-            ax.fill_between(g["k"], g["low"], g["high"], alpha=0.2)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("k")
-        ax.set_ylabel("Pass@k (%)")
-        ax.set_title(f"{bench} ({int(part['problems'].iloc[0])} problems)", fontsize=10)
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=8)
-    fig.suptitle(textwrap.fill(title, 110), fontsize=9)
-    fig.tight_layout()
-    return fig

@@ -55,6 +55,7 @@ import torch
 from transformers import DynamicCache
 
 from rlvr_dynamics.entropy import token_entropy
+from rlvr_dynamics.passk import from_probability
 from rlvr_dynamics.sampling import (SamplingParams, TransformersBackend, encode, nucleus,
                                     stop_token_ids)
 from rlvr_dynamics.tasks.base import Problem, Task
@@ -200,7 +201,7 @@ class Tree:
     def pass_at_k(self, ks: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """(lower, upper) bounds of Pass@k = 1 - (1 - p)^k at each k."""
         k = np.asarray(ks, dtype=float)
-        return 1 - (1 - self.p_lo) ** k, 1 - (1 - self.p_hi) ** k
+        return from_probability(self.p_lo, k), from_probability(self.p_hi, k)
 
     def answer_entropy(self) -> float:
         """Entropy (nats) of the extracted answers over the finished mass, renormalised; the

@@ -2,7 +2,9 @@
 
 Two uses: ``store.code_fingerprint`` hashes the code a result depends on (a module and every
 module of the package it imports, transitively), and ``tests/test_layers.py`` checks that
-imports only run downward (``LAYERS``) and make no cycle.
+imports only run downward (``LAYERS``), make no cycle, and that no computation imports
+presentation (``is_presentation``): figures, colours and sentences sit above everything that is
+stored, so that changing them never recomputes a result.
 """
 from __future__ import annotations
 
@@ -31,6 +33,23 @@ LAYERS: dict[str, int] = {
 }
 """Layer of each module (by its name under the package, or its subpackage's). A module may
 import its own layer (without cycles) and the layers below, never one above."""
+
+
+PRESENTATION = ("figures", "sentences", "style")
+"""Module names that hold presentation only: a chapter's ``figures`` and ``sentences``, and
+``chapters.style`` (colours, table styles, number formats)."""
+
+
+def is_presentation(module: str) -> bool:
+    """Whether ``module`` draws or writes (``PRESENTATION``) rather than computes."""
+    return module.rsplit(".", 1)[-1] in PRESENTATION
+
+
+def presentation_imports() -> list[str]:
+    """Every import of a presentation module by a module that computes ("a imports b at line
+    n"): empty when results know nothing of colours, figures or sentences."""
+    return [f"{m} imports {t} at line {lines[0][0]}" for m, edges in graph().items()
+            if not is_presentation(m) for t, lines in edges.items() if is_presentation(t)]
 
 
 def layer(module: str) -> int:

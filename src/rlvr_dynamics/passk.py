@@ -11,6 +11,7 @@ problems. Public API::
     ks_for(n)                     # the paper's k = 1, 2, 4, ..., n
     pass_at_k_curve(n, c, ks)     # mean over problems, one value per k
     bootstrap_ci(per_problem)     # percentile interval over problems for each k
+    from_probability(p, k)        # exact Pass@k = 1 - (1 - p)^k from a success probability
 """
 from __future__ import annotations
 
@@ -65,6 +66,12 @@ def pass_at_k(n, c, k) -> np.ndarray:
         rows = n == n_value
         out[rows] = table[c[rows]]
     return out
+
+
+def from_probability(p, k) -> np.ndarray:
+    """Exact Pass@k of a problem solved with probability ``p`` per sample: 1 - (1 - p)^k
+    (independent samples). ``p`` and ``k`` broadcast as numpy arrays."""
+    return 1 - (1 - np.asarray(p, dtype=float)) ** np.asarray(k, dtype=float)
 
 
 def ks_for(n: int) -> list[int]:

@@ -41,29 +41,25 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Algorithm:
     """One entry of the registry: the importance-sampling level, the weight lambda on the
-    positive samples' advantages, the loss aggregation it prescribes (None: the run's
-    ``loss_type``) and the colour of its curves."""
+    positive samples' advantages and the loss aggregation it prescribes (None: the run's
+    ``loss_type``). How its curves are drawn is presentation (``chapters.style``)."""
 
     name: str
     label: str
     importance_sampling_level: str
     positive_weight: float
-    colour: str
     aggregation: str | None = None
 
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
-    Algorithm("grpo", "GRPO", "token", 1.0, "tab:blue"),
-    Algorithm("grpo_n", "GRPO-N", "token", 0.0, "tab:orange"),
-    Algorithm("gspo", "GSPO", "sequence", 1.0, "tab:green", aggregation="grpo"),
-    Algorithm("gspo_n", "GSPO-N", "sequence", 0.0, "tab:red", aggregation="grpo"),
+    Algorithm("grpo", "GRPO", "token", 1.0),
+    Algorithm("grpo_n", "GRPO-N", "token", 0.0),
+    Algorithm("gspo", "GSPO", "sequence", 1.0, aggregation="grpo"),
+    Algorithm("gspo_n", "GSPO-N", "sequence", 0.0, aggregation="grpo"),
 )}
 
 BASE = "Base"
 """The label of the base model in every table and figure (the paper's "Base Model")."""
-
-COLORS = {BASE: "black", **{a.label: a.colour for a in ALGORITHMS.values()}}
-"""The colour of each model's curves, by label."""
 
 
 def get(name: str) -> Algorithm:

@@ -38,7 +38,8 @@ from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, requi
 from rlvr_dynamics.chapters import toy_dynamics
 from rlvr_dynamics.chapters.reproduction import PATHS as PATH_STYLE
 from rlvr_dynamics.tasks import sums
-from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
+from rlvr_dynamics.chapters.style import COLORS
+from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.probe import SPLITS
 from rlvr_dynamics.training.run import load_dynamics, obtain_all

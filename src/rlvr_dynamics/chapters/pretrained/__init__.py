@@ -38,7 +38,8 @@ from rlvr_dynamics.chapters import training as tr
 from rlvr_dynamics.store import Entry, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.passk import ks_for, pass_at_k
-from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
+from rlvr_dynamics.chapters.style import COLORS
+from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.run import obtain_all
 

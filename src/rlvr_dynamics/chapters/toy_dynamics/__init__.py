@@ -23,6 +23,8 @@ from pydantic import model_validator
 from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters import (ChapterParams, Distribution, Int, ListOf, Positive, Real,
                                     require, require_distribution)
+from rlvr_dynamics.chapters.style import ACTION_COLORS
+from rlvr_dynamics.chapters.toy_dynamics import figures as toy_figures
 from rlvr_dynamics.store import results_dir
 from rlvr_dynamics.toy import OPTIMIZERS
 
@@ -168,7 +170,7 @@ def figure1_runs(P: Params, cache: Path | None = None) -> tuple[toy.Summary, toy
 
 def plot_figure1(P: Params, by_pi0: toy.Summary, by_r: toy.Summary):
     """Figure 1 (ours): one policy panel per initial policy, then one per reward vector."""
-    return toy.policy_panels(
+    return toy_figures.policy_panels(
         [(by_pi0, s, f"π0 = {tuple(p)}") for s, p in enumerate(P.pi0_sweep)]
         + [(by_r, s, f"r = {tuple(r)}") for s, r in enumerate(P.reward_sweep)],
         f"Figure 1 (ours). Panels 1-{len(P.pi0_sweep)}: r = {tuple(P.rewards)}; then π0 = "
@@ -199,9 +201,9 @@ def plot_relative_negatives(P: Params, main: toy.Summary):
     shift from a3 to a1 that Section 3.2 describes."""
     share = negative_shares(main)
     fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharex=True, constrained_layout=True)
-    toy.plot_policy(axes[0], main, 0, "mean policy (band: central seeds)")
+    toy_figures.plot_policy(axes[0], main, 0, "mean policy (band: central seeds)")
     for k in range(share.shape[-1]):
-        axes[1].plot(share[:, k], color=toy.ACTION_COLORS[k], label=f"$a_{k + 1}$")
+        axes[1].plot(share[:, k], color=ACTION_COLORS[k], label=f"$a_{k + 1}$")
     axes[1].set(title="share of the relative negatives", xlabel="step", ylim=(-0.02, 1.02))
     axes[1].legend()
     fig.suptitle(f"{show(P.pi0, P.rewards)}; {settings(P)}; {spread(P)};\nshares pooled over "
@@ -235,7 +237,7 @@ def optimizer_runs(P: Params, cache: Path | None = None, negative_only: bool = F
 def plot_optimizers(P: Params, by_opt: dict[str, toy.Summary]):
     """The mean over seeds against the mean field (Theorem 1 iterated) under Adam and SGD."""
     opts = optimizers(P)
-    return toy.policy_panels(
+    return toy_figures.policy_panels(
         [(sm, s, f"{name}, η={opts[name]['lr']}, π0 = {tuple(p)}")
          for name, sm in by_opt.items() for s, p in enumerate(two_settings(P))],
         f"Mean over seeds (thick) and mean field (dashed); r = {tuple(P.rewards)}, G={P.G}, "
@@ -268,7 +270,7 @@ def group_size_runs(P: Params, cache: Path | None = None) -> dict[int, toy.Summa
 
 def plot_figure5(P: Params, by_G: dict[int, toy.Summary]):
     """Figure 5 (ours): one policy panel per group size."""
-    return toy.policy_panels([(sm, 0, f"G = {g}") for g, sm in by_G.items()],
+    return toy_figures.policy_panels([(sm, 0, f"G = {g}") for g, sm in by_G.items()],
                              f"Figure 5 (ours). {show(P.pi0, P.rewards)}; {P.optimizer}, "
                              f"η={P.lr}, τ={P.tau};\n{spread(P)}; dashed: mean field.")
 
@@ -289,7 +291,7 @@ def temperature_runs(P: Params, cache: Path | None = None) -> toy.Summary:
 
 def plot_figure6(P: Params, by_tau: toy.Summary):
     """Figure 6 (ours): one policy panel (the sampling policy Softmax(z/τ)) per temperature."""
-    return toy.policy_panels(
+    return toy_figures.policy_panels(
         [(by_tau, s, f"τ = {t:g}") for s, t in enumerate(P.tau_sweep)],
         f"Figure 6 (ours). Logits start at log π0, π0 = {tuple(P.pi0)}; curves: the sampling "
         f"policy Softmax(z/τ).\nr = {tuple(P.rewards)}; {P.optimizer}, η={P.lr}, G={P.G}; "
@@ -313,7 +315,7 @@ def four_action_runs(P: Params, cache: Path | None = None) -> toy.Summary:
 
 def plot_figure7(P: Params, four: toy.Summary):
     """Figure 7 (ours): one policy panel per four-action setting."""
-    return toy.policy_panels([(four, s, f"π0 = {tuple(p)}\nr = {tuple(r)}") for s, (p, r) in
+    return toy_figures.policy_panels([(four, s, f"π0 = {tuple(p)}\nr = {tuple(r)}") for s, (p, r) in
                               enumerate(zip(P.pi0_four, P.rewards_four))],
                              f"Figure 7 (ours). Four actions; {settings(P)};\n{spread(P)}; "
                              "dashed: mean field.")
@@ -358,7 +360,7 @@ def plot_negative_only(P: Params, by_opt: dict[str, toy.Summary],
     opts = optimizers(P)
     fig, axes = plt.subplots(2, 3, figsize=(10, 6.5), constrained_layout=True)
     for row, name in zip(axes, opts):
-        toy.plot_variants(row, {"standard": by_opt[name], "negative-only": negative[name]}, 0,
+        toy_figures.plot_variants(row, {"standard": by_opt[name], "negative-only": negative[name]}, 0,
                           P.rewards)
         row[0].set_ylabel(f"{name}, η={opts[name]['lr']}")
     axes[0, 0].legend()
@@ -414,9 +416,9 @@ def plot_phase_diagram(P: Params, grids: dict[str, toy.ExpansionGrid]):
     norm = LogNorm(vmin=PHASE_VMIN, vmax=P.expansion_steps)
     fig, axes = plt.subplots(2, 2, figsize=(9.5, 8.5), constrained_layout=True)
     for col, (rule, grid) in zip(axes.T, grids.items()):
-        im = toy.plot_phase(col[0], np.median(grid.t_seed, -1), P.expansion_p2, P.expansion_G,
+        im = toy_figures.plot_phase(col[0], np.median(grid.t_seed, -1), P.expansion_p2, P.expansion_G,
                             P.expansion_steps, f"{rule}: median time to expansion", norm)
-        toy.plot_ecdf(col[1], grid.t_seed[0], [f"π0(a2) = {p:g}" for p in P.expansion_p2],
+        toy_figures.plot_ecdf(col[1], grid.t_seed[0], [f"π0(a2) = {p:g}" for p in P.expansion_p2],
                       P.expansion_steps,
                       f"{rule}, G = {P.expansion_G[0]}: distribution over seeds")
     fig.colorbar(im, ax=axes[0], label="steps")

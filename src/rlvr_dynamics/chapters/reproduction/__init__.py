@@ -34,8 +34,10 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from rlvr_dynamics import boundary, registry, stats, toy
 from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, NonNegative, Real, Spec, Text, require
+from rlvr_dynamics.chapters.toy_dynamics import figures as toy_figures
 from rlvr_dynamics.parallel import pool_map
-from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE, COLORS
+from rlvr_dynamics.chapters.style import COLORS
+from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE
 from rlvr_dynamics.training.run import obtain_all
 
 
@@ -322,7 +324,7 @@ def plot_paths(dynamics: dict[str, list[list[dict]]], prefix: str, window: int, 
     axes = list(axes[0])
     if toy_summary is not None:
         ax = axes.pop(0)
-        toy.plot_policy(ax, toy_summary, 0, toy_title)
+        toy_figures.plot_policy(ax, toy_summary, 0, toy_title)
         ax.legend(fontsize=7)  # a1: explored, partly right; a2: rare, right; a3: wrong
     for ax, (label, runs) in zip(axes, dynamics.items()):
         for key, (name, color, style) in PATHS.items():

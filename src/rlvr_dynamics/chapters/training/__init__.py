@@ -31,7 +31,8 @@ from rlvr_dynamics.chapters import (Int, ListOf, NeedsParams, NonNegative, Posit
                                     Text, needed, require)
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.training import algorithms
-from rlvr_dynamics.training.algorithms import ALGORITHMS, COLORS
+from rlvr_dynamics.chapters.style import COLORS
+from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import LOSS_TYPES, TrainConfig
 from rlvr_dynamics.training.dynamics import curve
 from rlvr_dynamics.training.run import load_dynamics, obtain_all

@@ -1,0 +1,28 @@
+"""The evaluation chapter's figures: Pass@k curves in Table 1's layout."""
+from __future__ import annotations
+
+import textwrap
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+def plot_passk(summary: pd.DataFrame, title: str) -> plt.Figure:
+    """Pass@k against k (log2 axis), one panel per benchmark, one line per model, with the
+    bootstrap interval shaded."""
+    benches = list(dict.fromkeys(summary["benchmark"]))
+    fig, axes = plt.subplots(1, len(benches), figsize=(max(8.0, 4.2 * len(benches)), 3.8),
+                             squeeze=False)
+    for ax, bench in zip(axes[0], benches):
+        part = summary[summary["benchmark"] == bench]
+        for model, g in part.groupby("model", sort=False):
+            ax.plot(g["k"], g["pass@k"], marker="o", ms=3, label=model)
+            ax.fill_between(g["k"], g["low"], g["high"], alpha=0.2)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("k")
+        ax.set_ylabel("Pass@k (%)")
+        ax.set_title(f"{bench} ({int(part['problems'].iloc[0])} problems)", fontsize=10)
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=8)
+    fig.suptitle(textwrap.fill(title, 110), fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,60 @@
+"""How the book draws and writes numbers: the colour of each model's curves, of the toy's
+actions, tables styled for a page, and numbers formatted for people.
+
+Presentation only (``imports.is_presentation``): no module whose results are stored imports
+this one, so a new colour or format never recomputes a result.
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from rlvr_dynamics.training.algorithms import BASE
+
+COLORS = {BASE: "black", "GRPO": "tab:blue", "GRPO-N": "tab:orange", "GSPO": "tab:green",
+          "GSPO-N": "tab:red"}
+"""The colour of each model's curves, by label (``training.algorithms``' labels)."""
+
+ACTION_COLORS = ("tab:blue", "tab:orange", "tab:gray", "tab:purple", "tab:brown", "tab:pink")
+"""The toy's actions a1, a2, ... in every toy figure."""
+
+TINY = 5e-13
+"""Below this in magnitude a computed number is floating-point residue: shown as 0."""
+
+
+def number(x: float, digits: int = 3) -> str:
+    """``x`` for a reader: ``digits`` significant digits, no exponent between 1e-4 and 1e6,
+    floating-point residue (|x| < ``TINY``, e.g. 1.9e-123 or -1.1e-16) as "0", and "-" for a
+    missing value (None or NaN); infinities as "∞"."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    x = float(x)
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if abs(x) < TINY:
+        return "0"
+    if 1e-4 <= abs(x) < 1e6:
+        return f"{x:.{digits}g}" if abs(x) < 10 ** digits else f"{x:.0f}"
+    return f"{x:.{max(digits - 1, 0)}e}"
+
+
+def styled(table: pd.DataFrame, decimals: int = 3, caption: str = ""):
+    """A table for the book: numbers to ``decimals`` places ("-" where missing), spaced
+    columns, a caption."""
+    return (table.style.format(f"{{:.{decimals}f}}", na_rep="-").set_caption(caption)
+            .set_table_styles([{"selector": "td, th", "props": "padding: 0.1em 0.6em;"},
+                               {"selector": "td", "props": "text-align: right;"}]))
+
+
+def mark_best(table: pd.DataFrame, decimals: int = 1, caption: str = ""):
+    """Table 1's marks: within each benchmark and k, the best value (after rounding to
+    ``decimals``) bold and the second best underlined; ties share the mark."""
+    rounded = table.round(decimals)
+    styles = pd.DataFrame("", index=table.index, columns=table.columns)
+    for _, block in rounded.groupby(level=0, sort=False):
+        for col in block.columns:
+            values = sorted(set(block[col].dropna()), reverse=True)
+            for rank, css in zip(values[:2], ("font-weight: bold", "text-decoration: underline")):
+                styles.loc[block.index[block[col] == rank], col] = css
+    return styled(rounded, decimals, caption).apply(lambda _: styles, axis=None)
