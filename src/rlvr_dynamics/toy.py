@@ -40,6 +40,12 @@ ADAM_BETAS = (0.9, 0.999)
 ADAM_EPS = 1e-8
 
 
+
+def optimizers(adam_lr: float, sgd_lr: float) -> dict[str, dict[str, object]]:
+    """The two optimizers the book compares, by name: Adam at the paper's eta (Algorithm 1)
+    and plain SGD at ``sgd_lr`` (keyword arguments of ``run`` / ``summarise``)."""
+    return {"Adam": dict(optimizer="adam", lr=adam_lr), "SGD": dict(optimizer="sgd", lr=sgd_lr)}
+
 # --- inputs ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)

@@ -282,9 +282,9 @@ OWN = "the toy chapter's"
 
 def toy_settings(D: Any) -> dict[str, dict[str, Any]]:
     """The toy's optimizers beside a regime: the toy chapter's own (``OWN``, the phase
-    diagram's) and each of ``toy_dynamics.optimizers`` (Adam at its lr, SGD at its ``sgd_lr``;
+    diagram's) and each of ``toy.optimizers`` (Adam at its lr, SGD at its ``sgd_lr``;
     the toy chapter shows the negative-only speed-up to be Adam's doing)."""
-    return {OWN: dict(optimizer=D.optimizer, lr=D.lr), **toy_dynamics.optimizers(D)}
+    return {OWN: dict(optimizer=D.optimizer, lr=D.lr), **toy.optimizers(D.lr, D.sgd_lr)}
 
 
 def toy_predictions(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
@@ -310,7 +310,7 @@ def toy_side(long: pd.DataFrame, hard: dict[str, np.ndarray], regimes: dict[str,
     negative-only update; with one action per sample the toy's GSPO is its GRPO) with pi0(a2),
     r(a1), r(a2) and the prediction under the toy chapter's own optimizer (for the phase
     diagram), and ``{regime: {optimizer:
-    {label: time to expansion}}}`` under each of ``toy_dynamics.optimizers`` (for
+    {label: time to expansion}}}`` under each of ``toy.optimizers`` (for
     ``orderings``)."""
     rows, times = [], {}
     for name, regime in regimes.items():

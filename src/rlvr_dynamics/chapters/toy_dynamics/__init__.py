@@ -219,11 +219,6 @@ def two_settings(P: Params) -> list[list[float]]:
     return [P.pi0, P.pi0_sweep[0]]
 
 
-def optimizers(P: Params) -> dict[str, dict[str, Any]]:
-    """Adam at the paper's η and plain SGD at ``sgd_lr``."""
-    return {"Adam": dict(optimizer="adam", lr=P.lr), "SGD": dict(optimizer="sgd", lr=P.sgd_lr)}
-
-
 def optimizer_runs(P: Params, cache: Path | None = None, negative_only: bool = False
                    ) -> dict[str, toy.Summary]:
     """``two_settings`` under each of ``optimizers``, with the standard update or the
@@ -231,12 +226,12 @@ def optimizer_runs(P: Params, cache: Path | None = None, negative_only: bool = F
     rule = {"negative_only": True} if negative_only else {}
     return {name: toy.summarise(z0=toy.logits(two_settings(P)), r=P.rewards, G=P.G, **rule,
                                 **dict(common(P, cache), **kw))
-            for name, kw in optimizers(P).items()}
+            for name, kw in toy.optimizers(P.lr, P.sgd_lr).items()}
 
 
 def plot_optimizers(P: Params, by_opt: dict[str, toy.Summary]):
     """The mean over seeds against the mean field (Theorem 1 iterated) under Adam and SGD."""
-    opts = optimizers(P)
+    opts = toy.optimizers(P.lr, P.sgd_lr)
     return toy_figures.policy_panels(
         [(sm, s, f"{name}, η={opts[name]['lr']}, π0 = {tuple(p)}")
          for name, sm in by_opt.items() for s, p in enumerate(two_settings(P))],
@@ -357,7 +352,7 @@ def plot_negative_only(P: Params, by_opt: dict[str, toy.Summary],
                        negative: dict[str, toy.Summary]):
     """pi(a1), pi(a2) and the expected reward, standard against negative-only, one row per
     optimiser (the main setting)."""
-    opts = optimizers(P)
+    opts = toy.optimizers(P.lr, P.sgd_lr)
     fig, axes = plt.subplots(2, 3, figsize=(10, 6.5), constrained_layout=True)
     for row, name in zip(axes, opts):
         toy_figures.plot_variants(row, {"standard": by_opt[name], "negative-only": negative[name]}, 0,
