@@ -26,10 +26,17 @@ def test_bad_parameters_are_named(change, match):
         params("cpu", **change)
 
 
-def test_the_default_build_looks_for_the_runs_its_source_makes():
+def test_the_default_build_looks_for_the_runs_its_source_made(tmp_path, monkeypatch):
+    """The source's parameters come from what its run recorded, not from its profile file."""
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     here, there = params("cpu"), params("cpu-smollm2")
     assert here.source == "cpu-smollm2" and there.source is None
-    assert chapter.runs(chapter.source_params(here, profiles.plan)) == chapter.runs(there)
+    marker = chapter.marker("cpu-smollm2")
+    marker.begin()
+    marker.finish({"params": there.values()})
+    assert chapter.runs(chapter.source_params(here)) == chapter.runs(there)
+    marker.finish({"params": params("cpu-smollm2", seeds=[5]).values()})  # what it really ran
+    assert list(chapter.runs(chapter.source_params(here))) == [("grpo", 5), ("grpo_n", 5)]
     cfg = chapter.runs(there)["grpo_n", 2]
     assert (cfg.model, cfg.lora_rank, cfg.positive_weight, cfg.task.levels) == (
         "smollm2", 16, 0.0, ((1, 2), (1, 3)))
@@ -38,7 +45,7 @@ def test_the_default_build_looks_for_the_runs_its_source_makes():
 def test_nothing_is_shown_or_computed_where_the_source_has_not_run(tmp_path, monkeypatch):
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     P = params("cpu")
-    assert chapter.obtain(P, profiles.plan) is None
+    assert chapter.obtain(P) is None
     assert not [f for f in tmp_path.rglob("*") if f.is_file()]  # it wrote nothing
     assert "make reproduce PROFILE=cpu-smollm2" in chapter.how_to_run(P)
 

@@ -18,11 +18,19 @@ def test_the_book_and_the_declarations_list_the_same_chapters():
     assert chapters() == list(NAMES)
 
 
-def test_the_three_profiles_exist_and_resolve_for_every_chapter():
+def test_the_three_profiles_exist_and_resolve_for_every_chapter_they_run():
+    from rlvr_dynamics.profiles import profile_chapters
     assert {"smoke", "cpu", "paper"} <= set(available_profiles())
     for profile in ("smoke", "cpu", "paper"):
-        for nb, values in plan(profile, chapters()).items():
+        for nb, values in plan(profile, profile_chapters(profile) or chapters()).items():
             assert values["profile"] == profile, nb
+
+
+def test_a_chapter_a_profile_cannot_run_is_refused_before_it_starts():
+    """The regimes are dials of the sums base: under the paper's model they are an error at
+    resolution (the chapter builds its runs there), not inside the notebook."""
+    with pytest.raises(ParameterError, match="dials of the sums base"):
+        plan("paper", ["regimes"])
 
 
 def test_every_parameter_cell_is_its_declaration():
@@ -143,6 +151,33 @@ def test_a_profile_may_run_part_of_the_book():
 
 
 def test_the_paper_profile_runs_appendix_c2():
-    from rlvr_dynamics.chapters.training import APPENDIX_C2
+    """Appendix C.2's values, written once in configs/paper.yaml, are what the paper profile
+    runs and what the training chapter shows beside a run's own."""
+    from rlvr_dynamics.chapters.training import APPENDIX_C2, paper_settings
     paper = plan("paper", ["training"])["training"]
-    assert {k: paper[k] for k in APPENDIX_C2} == APPENDIX_C2
+    shown = paper_settings()
+    assert {k: paper[k] for k in APPENDIX_C2} == shown
+    # the paper's own words: 1,024 prompts x 8 rollouts, mini-batches of 256 prompts,
+    # lr 1e-6, KL 1e-3, clip 0.2, entropy bonus 1e-4, temperature 1
+    assert (shown["generation_batch"], shown["num_generations"], shown["update_batch"]) == (
+        1024 * 8, 8, 256 * 8)
+    assert (shown["learning_rate"], shown["beta"], shown["epsilon"], shown["entropy_coef"],
+            shown["temperature"]) == (1e-6, 1e-3, 0.2, 1e-4, 1.0)
+
+
+def test_a_path_prior_has_one_range_everywhere():
+    """P(stepwise) must lie strictly inside (0, 1) wherever it is set: a regime of a profile
+    (refused at resolution, before anything runs), a run, a refit."""
+    from rlvr_dynamics.path_prior import Refit
+    from rlvr_dynamics.training.config import TrainConfig
+    for bad in (1.0, 0.0):
+        with pytest.raises(ParameterError, match=r"regimes\[x\]\[prior\]"):
+            plan("cpu", ["regimes"], [f"regimes={{x: {{prior: {bad}}}}}"])
+        with pytest.raises(ValueError, match="prior"):
+            Refit(prior=bad)
+    cfg = params_class("training")().run_config("grpo", 0)
+    with pytest.raises(ValueError, match="TrainConfig.path_prior=1.0"):
+        cfg.replace(path_prior=1.0)
+    ok = plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}"])["regimes"]
+    assert ok["regimes"] == {"x": {"prior": 0.5, "hard_share": None, "base_seed": None}}
+    assert cfg.replace(path_prior=0.5).path_prior == Refit(prior=0.5).prior

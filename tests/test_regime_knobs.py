@@ -72,7 +72,7 @@ def test_the_dial_moves_the_prior_and_not_the_paths_reliability(results):
                                    "prior=0.3", "test")
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(),
                                                  bases["prior 0.3"][0].parameters()))
-    with pytest.raises(ValueError, match="prior must lie in"):
+    with pytest.raises(ValueError, match="prior=1.5: Input should be less than 1"):
         registry.check_model("sums-base:prior=1.5")
 
 
@@ -83,7 +83,7 @@ def run_config(**changes) -> TrainConfig:
                 entropy_coef=0.0, temperature=1.0, max_completion_length=24, loss_type="dapo",
                 eval_every=1, eval_problems=4, eval_batch=4, checkpoint_every=1,
                 use_vllm=False, context=64, bf16=False, gradient_checkpointing=False)
-    return TrainConfig(**{**base, **changes})
+    return TrainConfig.from_dict({**base, **changes})
 
 
 def test_knobs_need_the_tiny_sums_base():

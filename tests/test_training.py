@@ -58,7 +58,7 @@ def config(tiny: str, algorithm: str = "grpo", **changes) -> TrainConfig:
                 entropy_coef=0.0, temperature=1.0, max_completion_length=12, loss_type="dapo",
                 eval_every=1, eval_problems=8, eval_batch=8, checkpoint_every=1,
                 use_vllm=False, context=64, bf16=False, gradient_checkpointing=False)
-    return TrainConfig(**{**base, **changes})
+    return TrainConfig.from_dict({**base, **changes})
 
 
 def generation(cfg: TrainConfig, tmp_path: Path):

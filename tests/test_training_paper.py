@@ -58,9 +58,37 @@ def test_missing_gpu_run_says_how_to_launch_it(paper, tmp_path, monkeypatch):
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     cfg = paper.run_config("gspo_n", 0)
     with pytest.raises(FileNotFoundError, match=r"accelerate launch --config_file configs/"
-                       r"accelerate/zero3-1node-4gpu.yaml -m rlvr_dynamics.training "
-                       r"--profile paper --algorithm gspo_n --seed 0"):
+                       r"accelerate/zero3-1node-4gpu.yaml -m rlvr_dynamics.run train "
+                       r"--profile paper --config \S+/paper/training/launch/gspo_n-seed0-"):
         obtain(cfg, "paper", inline=False)
+
+
+@pytest.mark.parametrize("chapter", ["training", "regimes"])
+def test_the_printed_launch_command_trains_the_missing_run_itself(chapter, tmp_path, monkeypatch):
+    """Any chapter's missing run (the regimes' prior, mix, probes and steps included) is
+    launched as asked: the command the error prints resolves to the same store key."""
+    import shlex
+
+    from rlvr_dynamics.chapters import regimes, training
+    from rlvr_dynamics.profiles import plan
+    from rlvr_dynamics.run import train_config
+    from rlvr_dynamics.training.run import obtain, run_dir
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    if chapter == "training":
+        cfg = training.Params.parse(plan("smoke", ["training"])["training"]).run_config("grpo", 0)
+    else:
+        P = regimes.Params.parse(plan("smoke", ["regimes"], [
+            "regimes={low: {prior: 0.002, hard_share: 0.4}}", "steps=7"])["regimes"])
+        cfg = P.runs()["low", "grpo_n", 0]
+        assert (cfg.path_prior, cfg.hard_share, cfg.steps) == (0.002, 0.4, 7) and cfg.probe_every
+    with pytest.raises(FileNotFoundError) as missing:
+        obtain(cfg, "smoke", inline=False)
+    command = shlex.split(str(missing.value).splitlines()[-1])
+    launched, profile, _ = train_config(command[command.index("train") + 1:])
+    assert launched == cfg
+    assert run_dir(launched, profile) == run_dir(cfg, "smoke")
+    assert run_dir(launched.replace(seed=1), profile) != run_dir(cfg, "smoke")  # it can differ
 
 
 def test_launch_files_are_consistent():
@@ -82,12 +110,15 @@ def test_launch_files_are_consistent():
         assert ds["bf16"]["enabled"] == "auto"
 
 
-def test_cli_refuses_bad_input_before_loading(capsys):
-    from rlvr_dynamics.training.__main__ import main
+def test_cli_refuses_bad_input_before_loading(capsys, tmp_path):
+    from rlvr_dynamics.run import main
 
-    assert main(["--profile", "paper", "--algorithm", "ppo"]) == 2
+    assert main(["train", "--profile", "paper", "--algorithm", "ppo"]) == 2
     assert "unknown algorithm 'ppo'; valid: ['grpo', 'grpo_n', 'gspo', 'gspo_n']" in capsys.readouterr().err
-    assert main(["--profile", "paper", "--algorithm", "grpo", "--param", "generation_batch=8191"]) == 2
+    assert main(["train", "--profile", "paper", "--algorithm", "grpo", "--param", "generation_batch=8191"]) == 2
     assert "generation_batch=8191 is not divisible by num_generations=8" in capsys.readouterr().err
-    assert main(["--profile", "paper", "--algorithm", "grpo", "--param", "model=/no/such/model"]) == 2
+    assert main(["train", "--profile", "paper", "--algorithm", "grpo", "--param", "model=/no/such/model"]) == 2
     assert "/no/such/model" in capsys.readouterr().err
+    (tmp_path / "run.json").write_text('{"algorithm": "grpo", "seed": 0, "steps": 0}')
+    assert main(["train", "--config", str(tmp_path / "run.json")]) == 2
+    assert f"--config {tmp_path / 'run.json'}" in capsys.readouterr().err

@@ -17,7 +17,7 @@ SOURCE = Path(__file__).resolve().parent
 
 LAYERS: dict[str, int] = {
     # 0: what everything may use
-    "rlvr_dynamics": 0, "progress": 0, "imports": 0, "store": 0, "parallel": 0,
+    "rlvr_dynamics": 0, "progress": 0, "imports": 0, "store": 0, "parallel": 0, "fields": 0,
     # 1: the paper's mathematics, metrics, tasks, models and the sampler
     "theory": 1, "passk": 1, "entropy": 1, "stats": 1, "tasks": 1, "models": 1,
     "sampling": 1, "paper_tables": 1,
@@ -29,7 +29,7 @@ LAYERS: dict[str, int] = {
     # 4: the chapters (parameters, computations, readings, figures)
     "chapters": 4,
     # 5: profiles; 6: the runner and the command lines
-    "profiles": 5, "run": 6, "training.__main__": 6,
+    "profiles": 5, "run": 6,
 }
 """Layer of each module (by its name under the package, or its subpackage's). A module may
 import its own layer (without cycles) and the layers below, never one above."""

@@ -37,10 +37,15 @@ from rlvr_dynamics.models import load_tiny
 from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base_model,
                                     completion_loss, packed_batch, step_data,
                                     validation_pairs)
+from rlvr_dynamics.fields import Real, check
 from rlvr_dynamics.store import Entry, config_key
 from rlvr_dynamics.tasks.sums import prompt, terms_of
 
 log = logging.getLogger(__name__)
+
+Prior = Real(0, 1, open_lo=True, open_hi=True)
+"""The one range of a path prior, P(stepwise) of the refitted base: strictly between 0 and 1
+(at 0 or 1 one path's first character has no probability left, and its log is not finite)."""
 
 
 @dataclass(frozen=True)
@@ -54,8 +59,7 @@ class Refit:
     lr: float = 2e-4
 
     def __post_init__(self) -> None:
-        if not 0 < self.prior < 1:
-            raise ValueError(f"prior must lie in (0, 1), got {self.prior}")
+        check(Prior, self.prior, "prior")
         if self.steps < 1 or not self.lr > 0:
             raise ValueError(f"Refit needs steps >= 1 and lr > 0, got {self.steps}, {self.lr}")
 

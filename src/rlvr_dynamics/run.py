@@ -3,6 +3,8 @@
     python -m rlvr_dynamics.run --profile cpu                       # everything
     python -m rlvr_dynamics.run --profile cpu --nb toy_dynamics --param seeds=1000
     python -m rlvr_dynamics.run --profile cpu --book-only           # rebuild pages only
+    python -m rlvr_dynamics.run train --profile paper --algorithm grpo_n --seed 1   # one run
+    python -m rlvr_dynamics.run train --profile paper --config <launch file>        # any run
 
 Every selected notebook's parameters are resolved and validated before the first one runs
 (``profiles.plan``), and each chapter is handed those of the chapters it reads.
@@ -29,9 +31,11 @@ import papermill
 import yaml
 
 from rlvr_dynamics import REPO, verdicts
-from rlvr_dynamics.chapters import ParameterError
+from rlvr_dynamics.chapters import ParameterError, params_class
 from rlvr_dynamics.profiles import plan, profile_chapters
-from rlvr_dynamics.store import stale_reused
+from rlvr_dynamics.store import read_json, stale_reused
+from rlvr_dynamics.training.config import TrainConfig
+from rlvr_dynamics.training.run import train
 
 log = logging.getLogger("rlvr_dynamics.run")
 
@@ -212,8 +216,57 @@ def _stale_md(profile: str) -> list[str]:
               for row in stale], ""]
 
 
+def train_config(argv: list[str]) -> tuple[TrainConfig, str, bool]:
+    """The run that ``run train`` trains, its profile and whether to train it again: a run the
+    book wrote down (``--config``: ``training.run.launch_file``, printed by the error of a
+    missing run), or a run of the training chapter (``--algorithm``, ``--seed``, lambda
+    ``--positive-weight``), with its parameters under ``--profile`` and ``--param`` overrides
+    resolved as the notebook's are. Every setting is checked before any model loads."""
+    ap = argparse.ArgumentParser(prog="python -m rlvr_dynamics.run train",
+                                 description="Train one run, on one device or many "
+                                             "(accelerate launch ... -m rlvr_dynamics.run train).")
+    ap.add_argument("--profile", default="cpu")
+    which = ap.add_mutually_exclusive_group(required=True)
+    which.add_argument("--config", type=Path, help="a run written down by a chapter")
+    which.add_argument("--algorithm", help="a run of the training chapter: grpo, grpo_n, ...")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--positive-weight", type=float, default=None, metavar="LAMBDA",
+                    help="weight on positive samples (GRPO/GSPO only; default: the algorithm's)")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--recompute", action="store_true", help="train again even if finished")
+    args = ap.parse_args(argv)
+    if args.config is not None:
+        if args.param or args.positive_weight is not None:
+            raise ParameterError("--config is a whole run: --param and --positive-weight "
+                                 "apply to --algorithm runs only")
+        try:
+            return TrainConfig.from_dict(read_json(args.config)), args.profile, args.recompute
+        except (OSError, ValueError, TypeError) as e:
+            raise ParameterError(f"--config {args.config}: {e}") from None
+    params = params_class("training").parse(plan(args.profile, ["training"], args.param)["training"])
+    return (params.run_config(args.algorithm, args.seed, args.positive_weight), args.profile,
+            args.recompute)
+
+
+def train_main(argv: list[str]) -> int:
+    """``python -m rlvr_dynamics.run train ...``: train one run (``train_config``)."""
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s",
+                        datefmt="%H:%M:%S")
+    try:
+        cfg, profile, recompute = train_config(argv)
+    except (ParameterError, ValueError, FileNotFoundError, TypeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(train(cfg, profile, recompute=recompute))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["train"]:
+        return train_main(argv[1:])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 epilog="python -m rlvr_dynamics.run train --help: train one run")
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--nb", action="append", default=[],
                     help="notebook(s) to execute (comma-separated or repeated); default all")

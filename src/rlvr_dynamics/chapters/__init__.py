@@ -21,6 +21,9 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from rlvr_dynamics.fields import (Int, ListOf, NonNegative, Positive, Probability, Real, Text,  # noqa: F401
+                                  require)
+
 NAMES = ("theory", "toy_dynamics", "base_model", "evaluation", "training", "reproduction",
          "regimes", "pretrained", "verdict")
 """The chapters, in book order (``book/_toc.yml`` lists the same)."""
@@ -30,38 +33,13 @@ class ParameterError(ValueError):
     """A parameter (or profile) that cannot be used; the message names it."""
 
 
-# --- field types ---------------------------------------------------------------------------
-
-def Int(lo: int | None = None, hi: int | None = None):
-    return Annotated[int, Field(ge=lo, le=hi)]
-
-
-def Real(lo: float | None = None, hi: float | None = None, *, open_lo: bool = False):
-    return Annotated[float, Field(gt=lo if open_lo else None, ge=None if open_lo else lo,
-                                  le=hi, allow_inf_nan=False)]
-
-
-Positive = Real(0, open_lo=True)
-NonNegative = Real(0)
-Probability = Real(0, 1)
-Text = Annotated[str, Field(min_length=1)]
-
-
-def ListOf(item: Any, min_len: int = 1):
-    return Annotated[list[item], Field(min_length=min_len)]
-
+# --- field types (``fields``: one range per quantity) -----------------------------------------
 
 Distribution = Annotated[list[NonNegative], Field(min_length=1)]
 """A probability vector (``ChapterParams.require_distribution`` checks that it sums to one)."""
 
 Spec = str | dict[str, Any]
 """A model or benchmark spec (``registry``)."""
-
-
-def require(condition: bool, message: str) -> None:
-    """A cross-check: raise ``ValueError(message)`` unless ``condition``."""
-    if not condition:
-        raise ValueError(message)
 
 
 def require_distribution(name: str, v: list[float]) -> None:

@@ -11,11 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import typing
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics import registry
+from rlvr_dynamics.fields import Int, NonNegative, Positive, Real, check
+from rlvr_dynamics.path_prior import Prior
 from rlvr_dynamics.pretrain import PretrainConfig
+from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
 from rlvr_dynamics.tasks.sums import SumTask
 from rlvr_dynamics.training import algorithms
 
@@ -24,11 +30,65 @@ LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 ran), ``grpo`` is Eq. 2's ``1/G sum_i 1/|y_i| sum_t``."""
 
 
+class Settings(BaseModel):
+    """The settings of a run that its chapter shares across algorithms and seeds: declared
+    here once, with their ranges and, as defaults, the ``cpu`` profile's values. The chapters
+    that train embed them (``chapters.training.Params`` inherits this model), and every
+    ``TrainConfig`` carries them; the paper's values are the ``paper`` profile's
+    (``configs/paper.yaml``, Appendix C.2)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_default=True)
+
+    steps: Int(1) = 100
+    num_generations: Int(2) = 8
+    generation_batch: Int(2) = 64
+    update_batch: Int(1) = 16
+    micro_batch: Int(1) = 16
+    learning_rate: Positive = 3e-5
+    weight_decay: NonNegative = 0.01
+    beta: NonNegative = 0.001
+    epsilon: Real(0, 1, open_lo=True, open_hi=True) = 0.2
+    dual_clip: Positive | None = 3.0
+    entropy_coef: NonNegative = 0.0001
+    temperature: Positive = 1.0
+    max_completion_length: Int(1) = 48
+    context: Int(2) = 128
+    loss_type: Literal[LOSS_TYPES] = "dapo"
+    eval_every: Int(1) = 4
+    eval_problems: Int(1) = 200
+    eval_batch: Int(1) = 200
+    checkpoint_every: Int(1) = 20
+    use_vllm: bool = False
+    bf16: bool = False
+    gradient_checkpointing: bool = False
+    lora_rank: Int(0) = 0
+
+    @model_validator(mode="after")
+    def _fit_together(self):
+        check_sizes(self.num_generations, self.generation_batch, self.update_batch,
+                    self.micro_batch)
+        if self.dual_clip is not None and not self.dual_clip > 1 + self.epsilon:
+            raise ValueError(f"dual_clip={self.dual_clip!r} must be None or > 1 + epsilon "
+                             f"({1 + self.epsilon:g})")
+        if not self.context > self.max_completion_length:
+            raise ValueError(f"context={self.context} must be > max_completion_length="
+                             f"{self.max_completion_length}")
+        return self
+
+    @classmethod
+    def of(cls, source: Any) -> Settings:
+        """The settings held by ``source`` (any object with these fields, e.g. a chapter's
+        parameters)."""
+        return cls(**{name: getattr(source, name) for name in cls.model_fields})
+
+
 @dataclass(frozen=True)
 class TrainConfig:
-    """One run. ``model`` is a ``PretrainConfig`` (the tiny base model, trained once and cached)
-    or a hub name / local folder; ``task`` is None (the base model's own task), ``"sums"`` or
-    ``"math"``; ``positive_weight`` is lambda (None: the algorithm's own, 1 or 0).
+    """One run: what it trains (``algorithm`` with lambda ``positive_weight``, None: the
+    algorithm's own, 1 or 0; ``seed``), from where (``model``: a ``PretrainConfig``, the tiny
+    base trained once and cached, or a hub name / local folder; ``task``: None, the base
+    model's own task, or a task or its registry name), and how (``settings``). Every setting is
+    also read as an attribute (``cfg.steps``). Checked before any model loads.
 
     The regime knobs of a tiny base (None: as pretrained): ``path_prior``, the base's P(stepwise)
     refitted to this value before RL (``path_prior.refit``); ``hard_share``, the share of
@@ -40,32 +100,10 @@ class TrainConfig:
 
     algorithm: str
     model: PretrainConfig | str
-    task: SumTask | str | None
+    task: SumTask | ArithmeticMix | str | None
     positive_weight: float | None
     seed: int
-    steps: int
-    num_generations: int
-    generation_batch: int
-    update_batch: int
-    micro_batch: int
-    learning_rate: float
-    weight_decay: float
-    beta: float
-    epsilon: float
-    dual_clip: float | None
-    entropy_coef: float
-    temperature: float
-    max_completion_length: int
-    loss_type: str
-    eval_every: int
-    eval_problems: int
-    eval_batch: int
-    checkpoint_every: int
-    use_vllm: bool
-    context: int
-    bf16: bool
-    gradient_checkpointing: bool
-    lora_rank: int = 0
+    settings: Settings
     path_prior: float | None = None
     hard_share: float | None = None
     probe_every: int = 0
@@ -82,6 +120,11 @@ class TrainConfig:
         if not isinstance(self.model, (PretrainConfig, str)):
             raise TypeError(f"TrainConfig.model must be a PretrainConfig or a str, got "
                             f"{type(self.model).__name__}")
+        if not isinstance(self.settings, Settings):
+            raise TypeError(f"TrainConfig.settings must be a Settings, got "
+                            f"{type(self.settings).__name__}")
+        if self.path_prior is not None:
+            check(Prior, self.path_prior, "TrainConfig.path_prior")
         registry.check_model(self.policy)
         registry.training_task(self.task, self.model)  # a task it can name (cheap: loads no data)
         tiny_sums = isinstance(self.model, PretrainConfig) and self.task is None
@@ -93,27 +136,9 @@ class TrainConfig:
         if self.probe_every and not tiny_sums and self.probe_samples < 1:
             raise ValueError(f"TrainConfig.probe_samples={self.probe_samples!r} must be >= 1: "
                              f"a model other than the tiny sums base is probed by sampling")
-        check_sizes(self.num_generations, self.generation_batch, self.update_batch, self.micro_batch)
         for name, ok, rule in [
             ("positive_weight", self.positive_weight >= 0, ">= 0"),
             ("seed", self.seed >= 0, ">= 0"),
-            ("steps", self.steps >= 1, ">= 1"),
-            ("learning_rate", self.learning_rate > 0, "> 0"),
-            ("weight_decay", self.weight_decay >= 0, ">= 0"),
-            ("beta", self.beta >= 0, ">= 0"),
-            ("epsilon", 0 < self.epsilon < 1, "in (0, 1)"),
-            ("dual_clip", self.dual_clip is None or self.dual_clip > 1 + self.epsilon,
-             "None or > 1 + epsilon"),
-            ("entropy_coef", self.entropy_coef >= 0, ">= 0"),
-            ("temperature", self.temperature > 0, "> 0"),
-            ("max_completion_length", self.max_completion_length >= 1, ">= 1"),
-            ("loss_type", self.loss_type in LOSS_TYPES, f"one of {list(LOSS_TYPES)}"),
-            ("eval_every", self.eval_every >= 1, ">= 1"),
-            ("eval_problems", self.eval_problems >= 1, ">= 1"),
-            ("eval_batch", self.eval_batch >= 1, ">= 1"),
-            ("checkpoint_every", self.checkpoint_every >= 1, ">= 1"),
-            ("context", self.context > self.max_completion_length, "> max_completion_length"),
-            ("lora_rank", self.lora_rank >= 0, ">= 0 (0: full fine-tuning)"),
             ("hard_share", self.hard_share is None or 0 <= self.hard_share <= 1,
              "None or in [0, 1]"),
             ("probe_every", self.probe_every >= 0, ">= 0 (0: no probes)"),
@@ -122,6 +147,12 @@ class TrainConfig:
         ]:
             if not ok:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} must be {rule}")
+
+    def __getattr__(self, name: str) -> Any:
+        """A setting read as the run's own attribute (``cfg.steps``)."""
+        if name != "settings" and name in Settings.model_fields:
+            return getattr(self.settings, name)
+        raise AttributeError(f"TrainConfig has no attribute {name!r}")
 
     @property
     def policy(self) -> PretrainConfig | str | dict[str, Any]:
@@ -149,7 +180,58 @@ class TrainConfig:
         return f"{label} λ={self.positive_weight:g}" if self.weighted else label
 
     def replace(self, **changes: Any) -> TrainConfig:
+        """This run with ``changes``, to its own fields or to its settings, validated again."""
+        settings = {k: changes.pop(k) for k in list(changes) if k in Settings.model_fields}
+        if settings:
+            changes["settings"] = Settings(**{**self.settings.model_dump(), **settings})
         return dataclasses.replace(self, **changes)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The run as plain values (its settings flat beside its own fields, each task and
+        model as its fields and type): what names its folder and what ``from_dict`` reads."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if f.name != "settings"}
+        for name in ("model", "task"):
+            value = out[name]
+            if dataclasses.is_dataclass(value):
+                out[name] = {"type": type(value).__name__, **dataclasses.asdict(value)}
+        return {**out, **self.settings.model_dump()}
+
+    @classmethod
+    def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
+        """The run that ``as_dict`` wrote (e.g. a launch file); an unknown field is an error."""
+        values = dict(values)
+        settings = {k: values.pop(k) for k in list(values) if k in Settings.model_fields}
+        for name in ("model", "task"):
+            if isinstance(values.get(name), dict):
+                values[name] = _build(values[name], name)
+        unknown = sorted(set(values) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"TrainConfig has no field {unknown[0]!r}")
+        return cls(**values, settings=Settings(**settings))
+
+
+_BUILDABLE = {c.__name__: c for c in (PretrainConfig, SumTask, ArithmeticMix)}
+
+
+def _build(fields: dict[str, Any], name: str):
+    """The model or task that ``TrainConfig.as_dict`` wrote for ``name`` (its ``type`` and
+    fields; JSON's lists back to the tuples and nested dataclasses the type declares)."""
+    fields = dict(fields)
+    kind = fields.pop("type", None)
+    if kind not in _BUILDABLE:
+        raise ValueError(f"TrainConfig.{name}: unknown type {kind!r}; known: {sorted(_BUILDABLE)}")
+    return _dataclass(_BUILDABLE[kind], fields)
+
+
+def _dataclass(cls: type, fields: dict[str, Any]):
+    hints = typing.get_type_hints(cls)
+    return cls(**{k: _dataclass(hints[k], v) if dataclasses.is_dataclass(hints[k])
+                  else _tuples(v) for k, v in fields.items()})
+
+
+def _tuples(value: Any) -> Any:
+    return tuple(_tuples(v) for v in value) if isinstance(value, list) else value
 
 
 def check_sizes(num_generations: int, generation_batch: int, update_batch: int,

@@ -13,7 +13,6 @@ generation boundaries, where a restart regenerates exactly what the killed run w
 """
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
@@ -45,7 +44,7 @@ def run_dir(cfg: TrainConfig, profile: str) -> Path:
     """Where the run of ``cfg`` lives under ``profile`` (named by its configuration)."""
     weight = f"-lambda{cfg.positive_weight:g}" if cfg.weighted else ""
     return (results_dir(profile, CHAPTER) / f"{cfg.algorithm}{weight}-seed{cfg.seed}-"
-                                            f"{config_key(dataclasses.asdict(cfg))}")
+                                            f"{config_key(cfg.as_dict())}")
 
 
 def entry(cfg: TrainConfig, profile: str) -> Entry:
@@ -64,7 +63,7 @@ def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
         e.begin(fresh=recompute)
     trainer = build_trainer(cfg, out, profile)
     if trainer.accelerator.is_main_process:
-        write_json(out / "config.json", dataclasses.asdict(cfg))
+        write_json(out / "config.json", cfg.as_dict())
     checkpoint = last_checkpoint(out / "checkpoints")
     log.info("%s seed %d: training %d steps (%d updates) in %s%s", cfg.label, cfg.seed,
              cfg.steps, cfg.steps * cfg.updates_per_step, out.name,
@@ -88,7 +87,7 @@ def find(cfg: TrainConfig, profile: str) -> Path | None:
 
 def obtain(cfg: TrainConfig, profile: str, *, inline: bool) -> Path:
     """The finished run of ``cfg``: found, or trained here when ``inline`` (CPU profiles); a
-    missing run that needs GPUs is an error that says how to launch it."""
+    missing run that needs GPUs is an error that says how to launch it (``launch_command``)."""
     if inline:
         return train(cfg, profile)
     found = find(cfg, profile)
@@ -122,12 +121,18 @@ def _train_job(job: tuple[TrainConfig, str]) -> Path:
     return train(*job)
 
 
+def launch_file(cfg: TrainConfig, profile: str) -> Path:
+    """Where the run of ``cfg`` is written down for ``launch_command`` (its ``as_dict``)."""
+    return results_dir(profile, CHAPTER) / "launch" / f"{run_dir(cfg, profile).name}.json"
+
+
 def launch_command(cfg: TrainConfig, profile: str) -> str:
-    """The command that trains ``cfg`` on one node of 4 GPUs (README)."""
-    weight = f" --positive-weight {cfg.positive_weight:g}" if cfg.weighted else ""
+    """The command that trains exactly ``cfg`` on one node of 4 GPUs (README): the run is
+    written to ``launch_file`` and the book's runner trains what it reads there, so that any
+    chapter's run (regime knobs, probes and overrides included) is launched as it was asked."""
+    path = write_json(launch_file(cfg, profile), cfg.as_dict())
     return ("accelerate launch --config_file configs/accelerate/zero3-1node-4gpu.yaml "
-            f"-m rlvr_dynamics.training --profile {profile} --algorithm {cfg.algorithm} "
-            f"--seed {cfg.seed}{weight}")
+            f"-m rlvr_dynamics.run train --profile {profile} --config {path}")
 
 
 def grpo_args(cfg: TrainConfig, output_dir: Path):

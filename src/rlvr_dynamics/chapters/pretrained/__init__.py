@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -35,7 +35,7 @@ from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Probability, Text, needed, require
 from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import training as tr
-from rlvr_dynamics.store import Entry, results_dir
+from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.passk import ks_for, pass_at_k
 from rlvr_dynamics.chapters.style import COLORS
@@ -210,24 +210,25 @@ def marker(profile: str) -> Entry:
     return Entry(results_dir(profile, "pretrained"), code=__name__)
 
 
-def source_params(P: Params, plan: Callable[[str, list[str]], dict[str, dict]]) -> Params:
-    """``P`` itself when it computes here, else the ``source`` profile's own parameters, as
-    ``plan`` (``profiles.plan``, which sits above the chapters) resolves them."""
+def source_params(P: Params) -> Params:
+    """``P`` itself when it computes here, else the parameters that the ``source`` profile's
+    run of this chapter recorded in its marker (what made the results shown, whatever its
+    profile file says today)."""
     if P.source is None:
         return P
-    return Params.parse(plan(P.source, ["pretrained"])["pretrained"])
+    return Params.parse(read_json(marker(P.source).path / DONE)["params"])
 
 
-def obtain(P: Params, plan: Callable[[str, list[str]], dict[str, dict]]) -> Results | None:
-    """The chapter's results: computed here where missing (``P.source`` None; the marker is
-    written at the end), or read back from ``P.source`` where its marker says that profile
-    finished this chapter with this code (its runs are then only found, never trained), or
-    None where it has not (``plan``: ``profiles.plan``, for the source's parameters)."""
+def obtain(P: Params) -> Results | None:
+    """The chapter's results: computed here where missing (``P.source`` None; the marker,
+    with the parameters, is written at the end), or read back from ``P.source`` where its
+    marker says that profile finished this chapter with this code (its runs are then only
+    found, never trained), or None where it has not."""
     where = P.profile if P.source is None else P.source
     compute = P.source is None
     if not compute and not marker(where).done:
         return None
-    Q = source_params(P, plan)
+    Q = source_params(P)
     table = difficulty(Q, where)
     grid = runs(Q)
     folders = dict(zip(grid, obtain_all(list(grid.values()), where, inline=compute,
@@ -239,7 +240,7 @@ def obtain(P: Params, plan: Callable[[str, list[str]], dict[str, dict]]) -> Resu
                               batch_size=Q.batch_size)
     if compute:
         marker(where).begin(fresh=True)
-        marker(where).finish({"runs": len(folders)})
+        marker(where).finish({"runs": len(folders), "params": P.values()})
     return Results(where, Q, table, tr.dynamics_of(by_label), recs)
 
 

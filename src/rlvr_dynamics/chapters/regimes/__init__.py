@@ -37,6 +37,7 @@ from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
 from rlvr_dynamics.chapters import toy_dynamics
 from rlvr_dynamics.chapters.reproduction import PATHS as PATH_STYLE
+from rlvr_dynamics.path_prior import Prior
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.chapters.style import COLORS
 from rlvr_dynamics.training.algorithms import ALGORITHMS
@@ -61,7 +62,7 @@ class Regime(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
-    prior: Real(0, 1, open_lo=True) | None = None
+    prior: Prior | None = None
     hard_share: Real(0, 1) | None = None
     base_seed: Int(0) | None = None
 
@@ -102,6 +103,8 @@ class Params(NeedsParams):
         require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
         require(self.probe_every <= self.steps, f"probe_every={self.probe_every} must be <= "
                                                 f"steps={self.steps}")
+        if "training" in self.upstream or self.profile == "cpu":
+            self.runs()  # every run must make a valid TrainConfig (where the settings are known)
         return self
 
     def runs(self) -> dict[tuple[str, str, int], TrainConfig]:

@@ -24,26 +24,27 @@ from typing import Any
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+import yaml
 from pydantic import model_validator
 
-from rlvr_dynamics import registry, stats
-from rlvr_dynamics.chapters import (Int, ListOf, NeedsParams, NonNegative, Positive, Real,
-                                    Text, needed, require)
+from rlvr_dynamics import REPO, registry, stats
+from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, Text, needed, require
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.training import algorithms
 from rlvr_dynamics.chapters.style import COLORS
 from rlvr_dynamics.training.algorithms import ALGORITHMS
-from rlvr_dynamics.training.config import LOSS_TYPES, TrainConfig
+from rlvr_dynamics.training.config import Settings, TrainConfig
 from rlvr_dynamics.training.dynamics import curve
 from rlvr_dynamics.training.run import load_dynamics, obtain_all
 
 
-class Params(NeedsParams):
+class Params(NeedsParams, Settings):
     """The runs (``algorithms`` x ``seeds``, and GRPO at each of ``lambdas`` x ``seeds``), the
     policy (``model``: ``sums-base`` -- the base-model chapter's base -- or another registry
-    model, with ``task``), and every setting of a run (``TrainConfig``; Appendix C.2 for the
-    paper profile). ``train_inline``: train missing runs here (CPU), ``workers`` at a time;
-    otherwise a missing run is an error that gives its launch command."""
+    model, with ``task``), and every setting of a run (``training.config.Settings``, declared
+    there once and inherited here; Appendix C.2 for the paper profile). ``train_inline``: train
+    missing runs here (CPU), ``workers`` at a time; otherwise a missing run is an error that
+    gives its launch command."""
 
     needs = ("base_model",)
 
@@ -52,29 +53,6 @@ class Params(NeedsParams):
     lambdas: ListOf(Real(0, 1, open_lo=True), 0) = [0.1, 0.5]
     model: Text = registry.BASE_MODEL
     task: str = "sums"
-    steps: Int(1) = 100
-    num_generations: Int(2) = 8
-    generation_batch: Int(2) = 64
-    update_batch: Int(1) = 16
-    micro_batch: Int(1) = 16
-    learning_rate: Positive = 3e-5
-    weight_decay: NonNegative = 0.01
-    beta: NonNegative = 0.001
-    epsilon: Real(0, 1, open_lo=True) = 0.2
-    dual_clip: Positive | None = 3.0
-    entropy_coef: NonNegative = 0.0001
-    temperature: Positive = 1.0
-    max_completion_length: Int(1) = 48
-    context: Int(2) = 128
-    loss_type: str = "dapo"
-    eval_every: Int(1) = 4
-    eval_problems: Int(1) = 200
-    eval_batch: Int(1) = 200
-    checkpoint_every: Int(1) = 20
-    use_vllm: bool = False
-    bf16: bool = False
-    gradient_checkpointing: bool = False
-    lora_rank: Int(0) = 0
     train_inline: bool = True
     workers: Int(1) = 2
 
@@ -84,8 +62,6 @@ class Params(NeedsParams):
             require(name in ALGORITHMS, f"algorithms has {name!r}; valid: {sorted(ALGORITHMS)}")
         require(self.task in registry.TASKS, f"task={self.task!r} must be one of "
                                              f"{list(registry.TASKS)}")
-        require(self.loss_type in LOSS_TYPES, f"loss_type={self.loss_type!r} must be one of "
-                                              f"{list(LOSS_TYPES)}")
         for lam in self.lambdas:
             require(lam < 1, f"lambdas has {lam}: must be < 1 (lambda = 1 is GRPO itself)")
         require(self.model != registry.BASE_MODEL or self.task == "sums",
@@ -102,16 +78,13 @@ class Params(NeedsParams):
 
     def run_config(self, algorithm: str, seed: int, positive_weight: float | None = None
                    ) -> TrainConfig:
-        """The run of ``algorithm`` and ``seed`` (and lambda ``positive_weight``)."""
-        fields = set(TrainConfig.__dataclass_fields__) - {
-            "algorithm", "model", "task", "positive_weight", "seed",
-            "path_prior", "hard_share", "probe_every", "probe_problems", "probe_samples"}
-        # the regimes' knobs and the probes, set by the chapters that read them
+        """The run of ``algorithm`` and ``seed`` (and lambda ``positive_weight``); the regime
+        knobs and probes are set by the chapters that read them (``TrainConfig.replace``)."""
         try:
             return TrainConfig(algorithm=algorithm, model=self.base(),
                                task=None if self.model == registry.BASE_MODEL else self.task,
                                positive_weight=positive_weight, seed=seed,
-                               **{k: getattr(self, k) for k in fields})
+                               settings=Settings.of(self))
         except (FileNotFoundError, TypeError) as e:
             raise ValueError(str(e)) from None
 
@@ -123,23 +96,30 @@ class Params(NeedsParams):
         return grid
 
 
-APPENDIX_C2 = {
-    "model": "Qwen/Qwen2.5-Math-7B", "task": "math", "steps": 140, "num_generations": 8,
-    "generation_batch": 8192, "update_batch": 2048, "micro_batch": 4, "learning_rate": 1e-6,
-    "weight_decay": 0.01, "beta": 0.001, "epsilon": 0.2, "dual_clip": 3.0,
-    "entropy_coef": 0.0001, "temperature": 1.0, "max_completion_length": 3072,
-    "context": 4096, "loss_type": "dapo", "eval_every": 7, "eval_problems": 500,
-    "use_vllm": True, "bf16": True}
-"""The paper's training settings (Appendix C.2; the ones it leaves unsaid from verl and Zhu et
-al.'s scripts, as ``configs/paper.yaml`` explains), shown beside a run's own. The ``paper``
-profile runs exactly these (a test keeps the two in step)."""
+PAPER = REPO / "configs" / "paper.yaml"
+"""The ``paper`` profile: Appendix C.2's training settings are written there once (with the
+ones it leaves unsaid, from verl and Zhu et al.'s scripts, and why)."""
+
+APPENDIX_C2 = ("model", "task", "steps", "num_generations", "generation_batch", "update_batch",
+               "micro_batch", "learning_rate", "weight_decay", "beta", "epsilon", "dual_clip",
+               "entropy_coef", "temperature", "max_completion_length", "context", "loss_type",
+               "eval_every", "eval_problems", "use_vllm", "bf16")
+"""The settings shown beside the paper's (``settings_table``)."""
+
+
+def paper_settings() -> dict[str, Any]:
+    """The paper's value of each of ``APPENDIX_C2``: the ``paper`` profile's training
+    parameters, over the defaults it does not change."""
+    profile = yaml.safe_load(PAPER.read_text())["notebooks"]["training"]
+    return {k: profile.get(k, Params.model_fields[k].default) for k in APPENDIX_C2}
 
 
 def settings_table(T: Params) -> pd.DataFrame:
-    """This run's settings beside the paper's (``APPENDIX_C2``)."""
-    return pd.DataFrame({f"this run ({T.profile})": [getattr(T, k) for k in APPENDIX_C2],
-                         "paper (Appendix C.2)": list(APPENDIX_C2.values())},
-                        index=list(APPENDIX_C2)).astype(str)
+    """This run's settings beside the paper's (``paper_settings``)."""
+    paper = paper_settings()
+    return pd.DataFrame({f"this run ({T.profile})": [getattr(T, k) for k in paper],
+                         "paper (Appendix C.2)": list(paper.values())},
+                        index=list(paper)).astype(str)
 
 
 def obtain_runs(T: Params, profile: str, *, lambdas: bool = True, workers: int | None = None
