@@ -18,6 +18,7 @@ import datetime
 import logging
 import os
 import platform
+import pprint
 import shutil
 import subprocess
 import sys
@@ -45,6 +46,7 @@ MATHJAX_PARTS = ["tex-mml-chtml.js", "input", "output/chtml", "ui"]
 REFERENCE_COSTS = BOOK / "reference_costs.yaml"
 """Minutes per chapter of the build each run report of the same profile is compared with."""
 FINDINGS = "<!-- findings: written here from the verdict records by rlvr_dynamics.run -->"
+COSTS = "<!-- costs: written here from this build's executed notebooks by rlvr_dynamics.run -->"
 
 
 def chapters() -> list[str]:
@@ -98,13 +100,28 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
             log.error("%s failed; the executed notebook is at %s", notebook, failed)
         raise
     nb = nbformat.read(running, as_version=4)
-    for cell in nb.cells:  # the book shows the injected values, not the defaults they replace
-        tags = cell.get("metadata", {}).get("tags", [])
+    for cell in nb.cells:  # the book shows the injected values, folded, not the defaults
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
         if "parameters" in tags and "remove-cell" not in tags:
             tags.append("remove-cell")
+        if "injected-parameters" in tags:
+            cell.source = parameters_source(parameters)
+            tags += [t for t in ("hide-input",) if t not in tags]
     nbformat.write(nb, running)
     os.replace(running, done)
     return done
+
+
+def parameters_source(parameters: dict[str, Any]) -> str:
+    """The injected parameters as a reader reads them: one assignment each, long values
+    wrapped (``pprint``), the chapters' ``upstream`` dictionary last."""
+    lines = []
+    for name in sorted(parameters, key=lambda name: (name == "upstream", name)):
+        indent = " " * (len(name) + 3)
+        text = pprint.pformat(parameters[name], width=88 - len(indent), compact=True,
+                              sort_dicts=False)
+        lines.append(f"{name} = " + text.replace("\n", "\n" + indent))
+    return "\n".join(lines)
 
 
 def build_book(profile: str) -> Path:
@@ -140,11 +157,36 @@ def build_book(profile: str) -> Path:
     intro = root / "intro.md"  # the findings are written from the verdict records, not by hand
     intro.write_text(intro.read_text().replace(
         FINDINGS, verdicts.findings(verdicts.table(profile), profile)))
+    rerun = root / "rerun.md"  # and the costs from this build's executed notebooks
+    rerun.write_text(rerun.read_text().replace(COSTS, costs_md(profile, root)))
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root),
            "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
     log.info("building the book: %s", " ".join(cmd))
     subprocess.run(cmd, check=True)
     return root / "_build" / "html" / "index.html"
+
+
+def executions(root: Path) -> dict[str, dict[str, Any]]:
+    """chapter -> papermill's record of its execution in this build (``end_time``,
+    ``duration`` in seconds, ``parameters``), for every chapter executed, in book order."""
+    out = {}
+    for name in chapters():
+        path = root / "notebooks" / f"{name}.ipynb"
+        if path.is_file():
+            out[name] = nbformat.read(path, as_version=4).metadata.get("papermill", {})
+    return out
+
+
+def costs_md(profile: str, root: Path) -> str:
+    """The rerun page's table of what this build's chapters cost (markdown)."""
+    runs = executions(root)
+    minutes = {name: (meta.get("duration") or 0.0) / 60 for name, meta in runs.items()}
+    rows = [f"| {name} | {str(runs[name].get('end_time', ''))[:16].replace('T', ' ')} "
+            f"| {minutes[name]:.1f} min |" for name in runs]
+    return "\n".join([
+        f"This build ran under the **{profile}** profile on {os.cpu_count()} CPU cores:", "",
+        "| chapter | finished (UTC) | wall time |", "|---|---|---|", *rows,
+        f"| **all chapters** | | **{sum(minutes.values()):.1f} min** |", ""])
 
 
 def run_report(profile: str, root: Path) -> str:

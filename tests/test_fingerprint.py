@@ -1,0 +1,83 @@
+"""A colour or a sentence never recomputes a stored result; a computation does.
+
+Every module that stores results (``store.Entry(..., code=...)``) is fingerprinted with the
+source of everything it imports (``store.code_fingerprint``). The checks edit a copy of the
+package: a statement added to every presentation module (``imports.is_presentation``: figures,
+sentences, ``chapters.style``) leaves every such fingerprint as it was; the same statement
+added to a computing module changes the fingerprints of the results that depend on it."""
+import re
+import shutil
+
+import pytest
+
+from rlvr_dynamics import imports, store
+from rlvr_dynamics.chapters import NAMES
+
+
+def producers() -> list[str]:
+    """The modules whose code keys stored results, read from the source: ``code=__name__`` in
+    a module, and ``code=f"rlvr_dynamics.chapters.{chapter}"`` (the verdict records) for every
+    chapter."""
+    found = set()
+    for name, path in imports.modules().items():
+        text = path.read_text()
+        if re.search(r"Entry\((?:[^()]|\([^()]*\))*code=__name__", text):
+            found.add(name)
+        if 'code=f"rlvr_dynamics.chapters.{chapter}"' in text:
+            found |= {f"rlvr_dynamics.chapters.{c}" for c in NAMES}
+    return sorted(found)
+
+
+@pytest.fixture
+def package_copy(tmp_path, monkeypatch):
+    """A copy of the package that the import graph and the fingerprints read instead."""
+    copy = tmp_path / "rlvr_dynamics"
+    shutil.copytree(imports.SOURCE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(imports, "SOURCE", copy)
+
+    def fingerprints() -> dict[str, str]:
+        for cached in (imports.graph, store._module_hash, store.code_fingerprint):
+            cached.cache_clear()
+        return {m: store.code_fingerprint(m) for m in producers()}
+
+    yield copy, fingerprints
+    for cached in (imports.graph, store._module_hash, store.code_fingerprint):
+        cached.cache_clear()
+
+
+def edit(copy, module: str) -> None:
+    """Add a statement to ``module`` in the copy (a colour, a word, or a computed constant)."""
+    path = copy.joinpath(*module.split(".")[1:])
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    path.write_text(path.read_text() + '\nEDITED = "tab:cyan"\n')
+
+
+def test_every_store_is_found():
+    assert {"rlvr_dynamics.evaluation", "rlvr_dynamics.toy", "rlvr_dynamics.training.run",
+            "rlvr_dynamics.pretrain", "rlvr_dynamics.path_prior",
+            "rlvr_dynamics.chapters.pretrained", "rlvr_dynamics.chapters.regimes"} <= set(producers())
+
+
+def test_a_colour_or_a_sentence_leaves_every_result_as_it_was(package_copy):
+    copy, fingerprints = package_copy
+    before = fingerprints()
+    presentation = [m for m in imports.modules() if imports.is_presentation(m)]
+    assert "rlvr_dynamics.chapters.style" in presentation
+    assert any(m.endswith(".sentences") for m in presentation)
+    for module in presentation:
+        edit(copy, module)
+    assert fingerprints() == before
+
+
+@pytest.mark.parametrize("module, affected", [
+    ("rlvr_dynamics.passk", ["rlvr_dynamics.evaluation", "rlvr_dynamics.chapters.pretrained"]),
+    ("rlvr_dynamics.training.algorithms", ["rlvr_dynamics.training.run"]),
+    ("rlvr_dynamics.toy", ["rlvr_dynamics.toy"]),
+])
+def test_a_computation_recomputes_what_depends_on_it(package_copy, module, affected):
+    copy, fingerprints = package_copy
+    before = fingerprints()
+    edit(copy, module)
+    after = fingerprints()
+    assert [m for m in affected if after[m] == before[m]] == []
+    assert after["rlvr_dynamics.pretrain"] == before["rlvr_dynamics.pretrain"]  # not its input
