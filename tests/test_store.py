@@ -1,5 +1,10 @@
 """The store: a result is found again only if the same code made it; parts of an unfinished
-result resume; older results are reused only on purpose, and then listed; writes are atomic."""
+result resume; older results are reused only on purpose, and then listed; writes are atomic;
+a result whose files no longer match its done marker is set aside, listed and computed again."""
+import os
+from pathlib import Path
+
+import numpy as np
 import pytest
 
 from rlvr_dynamics import store
@@ -90,3 +95,146 @@ def test_a_code_change_recomputes_and_bookkeeping_does_not(monkeypatch):
         assert (store.code_fingerprint("rlvr_dynamics.toy") != before) == changes, name
     monkeypatch.setattr(store, "_module_hash", real)
     store.code_fingerprint.cache_clear()
+
+
+# --- what is read back is checked -------------------------------------------------------------
+
+def finished(tmp_path, monkeypatch, calls=None):
+    """A result under profile ``p`` with a JSON, an npz and a nested file, made by
+    ``store.obtain`` with ``compute`` (``calls`` counts its computations)."""
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    e = entry(store.results_dir("p", "chapter") / "r")
+    store.obtain(e, lambda folder: compute(folder, calls if calls is not None else []))
+    return e
+
+
+def compute(folder, calls):
+    calls.append(folder)
+    store.write_json(folder / "part.json", {"values": list(range(50))})
+    store.write_npz(folder / "arrays.npz", x=np.arange(100.0))
+    (folder / "model").mkdir()
+    (folder / "model" / "weights.bin").write_bytes(bytes(range(256)) * 4)
+    return {"n": 1}
+
+
+def truncate(path):
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def flip_a_byte(path):
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("name, damage, wrong", [
+    ("part.json", truncate, "part.json has "),
+    ("arrays.npz", flip_a_byte, "arrays.npz has changed"),
+    ("model/weights.bin", lambda p: p.unlink(), "model/weights.bin is missing")])
+def test_a_damaged_result_is_set_aside_listed_and_computed_again(tmp_path, monkeypatch, name,
+                                                                  damage, wrong):
+    calls = []
+    e = finished(tmp_path, monkeypatch, calls)
+    assert e.done and store.obtain(e, lambda f: pytest.fail("recomputed")) == e.path  # intact
+    before = {p.relative_to(e.path): p.read_bytes() for p in e.path.rglob("*") if p.is_file()}
+    damage(e.path / name)
+    store._digest.cache_clear()  # a later process: nothing hashed yet
+    assert not e.done
+    assert not e.path.exists()
+    [row] = store.damaged_set_aside("p")
+    assert row["result"] == "chapter/r" and not row["recomputed"]
+    assert len(row["wrong"]) == 1 and row["wrong"][0].startswith(wrong)
+    aside = tmp_path / "p" / row["set_aside"]
+    assert aside.parent == tmp_path / "p" / "damaged" / "chapter" and aside.name.startswith("r-")
+    kept = {p.relative_to(aside): p.read_bytes() for p in aside.rglob("*") if p.is_file()}
+    assert kept.get(Path(name)) != before.pop(Path(name))
+    assert {k: v for k, v in kept.items() if k != Path(name)} == before  # the rest as it was
+    store.obtain(e, lambda folder: compute(folder, calls))
+    assert len(calls) == 2 and e.done and store.damaged_set_aside("p")[0]["recomputed"]
+
+
+def test_files_added_after_finishing_are_not_part_of_the_result(tmp_path, monkeypatch):
+    e = finished(tmp_path, monkeypatch)
+    (e.path / "notes.txt").write_text("added later")
+    (e.path / "model" / "extra.bin").write_bytes(b"x")
+    store._digest.cache_clear()
+    assert e.done and store.damaged_set_aside("p") == []
+
+
+def test_scratch_is_left_out_of_the_checksums_and_removed(tmp_path):
+    e = entry(tmp_path / "r")
+    store.write_json(e.begin() / "checkpoints" / "c-1" / "state.json", {"step": 1})
+    store.write_json(e.path / "result.json", [1])
+    e.finish(scratch=["checkpoints"])
+    assert not (e.path / "checkpoints").exists()
+    assert list(store.read_json(e.path / "done.json")["files"]) == ["result.json"]
+    assert e.done
+
+
+def test_a_marker_without_checksums_is_done_by_its_code_alone(tmp_path):
+    """Results finished before the checks (no ``files`` in their marker) are kept as before."""
+    e = entry(tmp_path / "r")
+    store.write_json(e.begin() / "result.json", [1])
+    store.write_json(e.path / "done.json", {"module": e.module, "code": e.code})
+    truncate(e.path / "result.json")
+    assert e.done and e.path.exists()
+
+
+def test_a_file_is_hashed_once_while_unchanged(tmp_path):
+    path = tmp_path / "big.bin"
+    path.write_bytes(b"a" * 1000)
+    store._digest.cache_clear()
+    first = store.digest(path)
+    assert store.digest(path) == first and store._digest.cache_info().misses == 1
+    path.write_bytes(b"b" * 1000)
+    os.utime(path, ns=(0, path.stat().st_mtime_ns + 1))
+    assert store.digest(path) != first and store._digest.cache_info().misses == 2
+
+
+def test_a_result_is_set_aside_once_by_processes_finding_the_same_damage(tmp_path,
+                                                                        monkeypatch):
+    """Two processes (ranks of one launch) find the same damage: the later one moves nothing,
+    not even the fresh folder the first one began meanwhile."""
+    e = finished(tmp_path, monkeypatch)
+    assert store.set_aside(e.path, ["part.json is missing"]) is not None
+    e.begin()
+    assert store.set_aside(e.path, ["part.json is missing"]) is None
+    assert (e.path / "code.json").is_file() and len(store.damaged_set_aside("p")) == 1
+
+
+def test_an_unreadable_stored_json_names_the_file_and_the_remedy(tmp_path):
+    path = store.write_json(tmp_path / "r" / "dynamics.json", [{"step": 0}] * 20)
+    truncate(path)
+    with pytest.raises(store.Damaged, match=rf"{path} cannot be read back .*delete that folder"):
+        store.read_json(path)
+    with pytest.raises(store.Damaged, match="missing.json cannot be read back"):
+        store.read_json(tmp_path / "r" / "missing.json")
+
+
+@pytest.mark.slow
+def test_a_training_run_with_a_truncated_dynamics_file_is_trained_again(tmp_path, monkeypatch):
+    """The issue's case through the real producer and reader: the training chapter's run, its
+    ``dynamics.json`` cut short with the done marker intact, is trained again (to the same
+    dynamics) instead of stopping the chapter, and the ledger names it."""
+    from test_training import config
+
+    from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
+    from rlvr_dynamics.tasks.sums import ALPHABET
+    from rlvr_dynamics.training import run
+
+    tok = char_tokenizer(ALPHABET)
+    tiny_qwen2(tok, hidden=32, layers=2, seed=0).save_pretrained(tmp_path / "tiny")
+    tok.save_pretrained(tmp_path / "tiny")
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
+    cfg = config(str(tmp_path / "tiny"), "grpo", steps=1)
+    out = run.train(cfg, "smoke")
+    dynamics = run.load_dynamics(out)
+    truncate(out / "dynamics.json")
+    store._digest.cache_clear()
+    assert run.load_dynamics(run.train(cfg, "smoke")) == dynamics
+    [row] = store.damaged_set_aside("smoke")
+    assert row["result"] == f"training/{out.name}" and row["recomputed"]
+    assert row["wrong"][0].startswith("dynamics.json has ")
+    truncated = tmp_path / "results" / "smoke" / row["set_aside"] / "dynamics.json"
+    with pytest.raises(store.Damaged, match="dynamics.json cannot be read back"):
+        store.read_json(truncated)

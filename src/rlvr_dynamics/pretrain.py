@@ -217,8 +217,8 @@ def pretrain(cfg: PretrainConfig, out: Path) -> Path:
     model.eval()
     model.save_pretrained(out)
     tokenizer.save_pretrained(out)
-    entry.finish({"config": dataclasses.asdict(cfg), "losses": losses, "held_out": held_out})
-    ckpt.unlink(missing_ok=True)
+    entry.finish({"config": dataclasses.asdict(cfg), "losses": losses, "held_out": held_out},
+                 scratch=[ckpt.name])
     return out
 
 

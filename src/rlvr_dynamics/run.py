@@ -34,7 +34,7 @@ import yaml
 from rlvr_dynamics import REPO, verdicts
 from rlvr_dynamics.chapters import ParameterError, params_class
 from rlvr_dynamics.profiles import plan, profile_chapters
-from rlvr_dynamics.store import read_json, stale_reused
+from rlvr_dynamics.store import damaged_set_aside, read_json, stale_reused
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.run import train
 
@@ -229,6 +229,7 @@ def run_report(profile: str, root: Path) -> str:
               "an earlier execution under the same profile left on disk (keyed by their "
               "settings and made by the same code) are read back, not recomputed. The book's "
               "build itself (a minute or two) is not included.", "", *_stale_md(profile),
+              *_damaged_md(profile),
               "## Parameters of each chapter", "", *params_md]
     return "\n".join(lines) + "\n"
 
@@ -256,6 +257,21 @@ def _stale_md(profile: str) -> list[str]:
     return ["**Results computed by other code, reused on purpose (`--reuse-stale`):**", "",
             *[f"- `{row['result']}` (made by code {row['made_by']}, current {row['current']})"
               for row in stale], ""]
+
+
+def _damaged_md(profile: str) -> list[str]:
+    """The run report's account of stored results found damaged (their files no longer those
+    their done marker records), set aside and computed again (``store.set_aside``)."""
+    damaged = damaged_set_aside(profile)
+    if not damaged:
+        return ["No stored result was found damaged (the store checks every result it reads "
+                "back against the file sizes and checksums its done marker records).", ""]
+    return ["**Stored results found damaged and set aside (moved, not deleted; "
+            f"`results/{profile}/damaged.json`):**", "",
+            *[f"- `{row['result']}` ({'; '.join(row['wrong'])}), on {row['at']}: set aside in "
+              f"`results/{profile}/{row['set_aside']}`, "
+              f"{'computed again' if row['recomputed'] else 'not computed again yet'}"
+              for row in damaged], ""]
 
 
 def train_config(argv: list[str]) -> tuple[TrainConfig, str, bool]:

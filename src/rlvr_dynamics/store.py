@@ -16,6 +16,22 @@ the libraries that compute), so a result of older code is never reused silently:
 purpose; every such reuse is logged in ``results/<profile>/stale.json`` and the book's run
 report lists them. Writes are atomic: a temporary file, fsync'd, renamed over the target, and
 the folder fsync'd.
+
+What is read back is checked. The done marker records the size and sha256 of every file in the
+folder, recursively (the two markers left out, and what ``finish(scratch=...)`` names: the
+checkpoints it removes once the result is complete). ``Entry.done`` compares them, sizes first
+(a stat per file), contents only when every size agrees; a file is hashed at most once per
+process for a given (path, size, mtime), so a 500 MB model is read once. A result whose files
+do not match (missing, another size, changed) is logged, *set aside* (moved, never deleted) to
+``results/<profile>/damaged/<relative path>-<UTC time>/``, recorded in
+``results/<profile>/damaged.json`` (result, what was wrong, where it went; a folder outside the
+results root goes to ``damaged/`` beside it, ledger there too), and is then not done, so
+find-or-compute computes it again; the run report lists these. Files added after the marker are
+not part of the result and are left alone (a checkpoint left by a crash between the marker and
+its removal must not discard a sound result). A marker written before these checks has no
+checksums: its result is done by its code fingerprint alone, as before, since ``--reuse-stale``
+must still keep such results (requiring checksums would have ``begin`` remove them). A stored
+JSON file that cannot be read back raises ``Damaged``, which names the file and the remedy.
 """
 from __future__ import annotations
 
@@ -28,8 +44,9 @@ import logging
 import os
 import shutil
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -43,6 +60,12 @@ LIBRARIES = ("numpy", "torch", "transformers", "trl", "peft")
 
 DONE = "done.json"
 CODE = "code.json"
+CLAIMED = ".done.json.damaged"
+"""The done marker of a damaged result while one process sets the result aside."""
+
+
+class Damaged(ValueError):
+    """A stored file that cannot be read back."""
 
 
 def results_root() -> Path:
@@ -135,18 +158,22 @@ class Entry:
 
     @property
     def done(self) -> bool:
-        """Finished by this code; or finished by other code and ``reuse_stale()`` (logged)."""
+        """Finished by this code (or by other code and ``reuse_stale()``, logged) with every
+        file as it was finished; a damaged result is set aside (``set_aside``), not done."""
         marker = self._marker(DONE)
         if marker is None:
             return False
-        if marker.get("code") == self.code:
-            return True
-        if reuse_stale():
+        if marker.get("code") != self.code and not reuse_stale():
+            log.info("%s was computed by other code (%s, now %s): computing it again",
+                     self.path, marker.get("code"), self.code)
+            return False
+        wrong = damage(self.path, marker["files"]) if "files" in marker else []
+        if wrong:
+            set_aside(self.path, wrong)
+            return False
+        if marker.get("code") != self.code:
             _log_stale(self.path, marker.get("code"), self.code)
-            return True
-        log.info("%s was computed by other code (%s, now %s): computing it again",
-                 self.path, marker.get("code"), self.code)
-        return False
+        return True
 
     def begin(self, fresh: bool = False) -> Path:
         """Make the folder ready to (re)compute into: removed first if ``fresh``, if it holds a
@@ -159,9 +186,14 @@ class Entry:
             write_json(self.path / CODE, {"module": self.module, "code": self.code})
         return self.path
 
-    def finish(self, info: dict[str, Any] | None = None) -> Path:
-        """Write the done marker (last): the result is complete."""
-        write_json(self.path / DONE, {**(info or {}), "module": self.module, "code": self.code})
+    def finish(self, info: dict[str, Any] | None = None, scratch: Sequence[str] = ()) -> Path:
+        """Write the done marker (last): the result is complete. It records every file's size
+        and sha256 (``manifest``); ``scratch`` names what only served the computation
+        (checkpoints), left out and removed once the marker is written."""
+        write_json(self.path / DONE, {**(info or {}), "module": self.module, "code": self.code,
+                                      "files": manifest(self.path, skip=scratch)})
+        for name in scratch:
+            _remove(self.path / name)
         return self.path
 
 
@@ -175,15 +207,26 @@ def obtain(entry: Entry, compute: Callable[[Path], dict[str, Any] | None], *,
     return entry.path
 
 
-def _log_stale(path: Path, old: str | None, new: str) -> None:
+def _profile_home(path: Path) -> tuple[Path, Path] | None:
+    """``results/<profile>/``, which keeps the ledgers of ``path``, and ``path`` relative to
+    it; None for a path outside the results root."""
     try:
-        profile = Path(path).resolve().relative_to(results_root().resolve()).parts[0]
+        rel = Path(path).resolve().relative_to(results_root().resolve())
     except ValueError:
+        return None
+    return (results_root() / rel.parts[0], Path(*rel.parts[1:])) if len(rel.parts) > 1 else None
+
+
+def _ledger(path: Path) -> list[dict[str, Any]]:
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
+def _log_stale(path: Path, old: str | None, new: str) -> None:
+    if (home := _profile_home(path)) is None:
         return
-    ledger = results_root() / profile / "stale.json"
-    rows = read_json(ledger) if ledger.is_file() else []
-    row = {"result": str(Path(path).relative_to(results_root() / profile)), "made_by": old,
-           "current": new}
+    ledger = home[0] / "stale.json"
+    rows = _ledger(ledger)
+    row = {"result": str(home[1]), "made_by": old, "current": new}
     if row not in rows:
         log.warning("reusing %s, computed by other code (%s; current %s)", path, old, new)
         write_json(ledger, rows + [row])
@@ -191,8 +234,95 @@ def _log_stale(path: Path, old: str | None, new: str) -> None:
 
 def stale_reused(profile: str) -> list[dict[str, str]]:
     """Results that ``reuse_stale`` kept under ``profile`` (for the run report)."""
-    ledger = results_root() / profile / "stale.json"
-    return read_json(ledger) if ledger.is_file() else []
+    return _ledger(results_root() / profile / "stale.json")
+
+
+# --- what is read back is what was finished ---------------------------------------------------
+
+def manifest(folder: Path, skip: Sequence[str] = ()) -> dict[str, dict[str, Any]]:
+    """Relative path -> {size, sha256} of every file under ``folder`` (recursively), the markers
+    and the top-level names in ``skip`` (files or folders) left out."""
+    folder, left_out = Path(folder), {DONE, CODE, *skip}
+    files = sorted(p for p in folder.rglob("*") if p.is_file()
+                   and p.relative_to(folder).parts[0] not in left_out)
+    return {p.relative_to(folder).as_posix(): {"size": p.stat().st_size, "sha256": digest(p)}
+            for p in files}
+
+
+def digest(path: Path) -> str:
+    """``path``'s sha256, computed at most once per process for a given (path, size, mtime)."""
+    st = Path(path).stat()
+    return _digest(str(Path(path).absolute()), st.st_size, st.st_mtime_ns)
+
+
+@functools.cache
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def damage(folder: Path, files: dict[str, dict[str, Any]]) -> list[str]:
+    """What in ``folder`` differs from ``files`` (its ``manifest`` when finished), one line per
+    file; [] when intact. Sizes are compared first and contents only if they all agree; files
+    added since are not part of the result."""
+    wrong = []
+    for name, was in files.items():
+        try:
+            size = (Path(folder) / name).stat().st_size
+        except FileNotFoundError:
+            wrong.append(f"{name} is missing")
+            continue
+        if size != was["size"]:
+            wrong.append(f"{name} has {size} bytes, {was['size']} when finished")
+    if wrong:
+        return wrong
+    for name, was in files.items():
+        try:
+            if digest(Path(folder) / name) != was["sha256"]:
+                wrong.append(f"{name} has changed (another sha256)")
+        except FileNotFoundError:  # removed meanwhile (another process set it aside)
+            wrong.append(f"{name} is missing")
+    return wrong
+
+
+def set_aside(path: Path, wrong: list[str]) -> Path | None:
+    """Move the damaged result ``path`` to ``damaged/<relative path>-<UTC time>/`` in
+    ``results/<profile>/`` (in its parent folder outside the results root), record it in
+    ``damaged.json`` there, and return where it went. Its done marker is renamed first, so that
+    of processes finding the same damage at once one moves it (the others get None)."""
+    path = Path(path)
+    try:
+        os.rename(path / DONE, path / CLAIMED)
+    except FileNotFoundError:
+        return None
+    home, rel = _profile_home(path) or (path.parent, Path(path.name))
+    now = datetime.now(timezone.utc)
+    aside = home / "damaged" / f"{rel}-{now:%Y%m%dT%H%M%S.%fZ}"
+    aside.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(path, aside)
+    os.rename(aside / CLAIMED, aside / DONE)
+    log.warning("%s is damaged (%s): set aside in %s; computing it again", path,
+                "; ".join(wrong), aside)
+    row = {"result": str(rel), "wrong": wrong, "set_aside": str(aside.relative_to(home)),
+           "at": f"{now:%Y-%m-%d %H:%M} UTC"}
+    write_json(home / "damaged.json", _ledger(home / "damaged.json") + [row])
+    return aside
+
+
+def damaged_set_aside(profile: str) -> list[dict[str, Any]]:
+    """The damaged results set aside under ``profile`` (ledger rows: ``result``, ``wrong``,
+    ``set_aside``, ``at``), each with ``recomputed``: whether the result is finished again
+    (for the run report)."""
+    home = results_root() / profile
+    return [{**row, "recomputed": (home / row["result"] / DONE).is_file()}
+            for row in _ledger(home / "damaged.json")]
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
 
 
 # --- atomic files -----------------------------------------------------------------------------
@@ -227,7 +357,14 @@ def write_json(path: Path, obj: Any) -> Path:
 
 
 def read_json(path: Path) -> Any:
-    return json.loads(Path(path).read_text())
+    """The JSON stored in ``path``, a file of the result folder ``path.parent``; a file missing
+    or not JSON is ``Damaged``, an error that names it and says how to compute it again."""
+    path = Path(path)
+    try:
+        return json.loads(path.read_text())
+    except (FileNotFoundError, ValueError) as e:
+        raise Damaged(f"{path} cannot be read back ({e}): the result in {path.parent} is "
+                      "damaged; delete that folder and run again to compute it afresh") from e
 
 
 def write_npz(path: Path, **arrays: np.ndarray) -> Path:

@@ -74,8 +74,8 @@ def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
     trainer.save_model(str(out / "model"))
     if trainer.accelerator.is_main_process:
         write_json(out / "dynamics.json", records(trainer.state.log_history, cfg.updates_per_step))
-        e.finish({"label": cfg.label, "updates": trainer.state.global_step})
-        shutil.rmtree(out / "checkpoints", ignore_errors=True)
+        e.finish({"label": cfg.label, "updates": trainer.state.global_step},
+                 scratch=["checkpoints"])
     return out
 
 
