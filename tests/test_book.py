@@ -76,3 +76,48 @@ def test_the_front_page_states_the_verdict_table(smoke_book, smoke_results, monk
     flipped.loc[key, "verdict"] = "opposite" if table.loc[key, "verdict"] != "opposite" \
         else "replicates"
     assert [m.split(":")[0] for m in verdicts.prose_mismatches(page, flipped)] == [key]
+
+
+PLUMBING = re.compile(r"^\s*(import \w|from [\w.]+ import |logging\.|P = chapter\.Params\.check|"
+                      r"pd\.set_option|def \w+\(|class \w+)", flags=re.M)
+"""A code cell's input that a reader does not need to see: imports, logging set-up, the
+parameters' check, display options, function or class definitions (those live in ``src/``)."""
+
+
+def shown_plumbing(html: str) -> list[str]:
+    """The first line of every code cell input shown unfolded on a page that is plumbing."""
+    from bs4 import BeautifulSoup
+
+    found = []
+    for cell in BeautifulSoup(html, "html.parser").select("div.cell_input"):
+        if cell.find_parent("details") is not None:
+            continue  # folded: a reader opens it on purpose
+        code = cell.get_text()
+        match = PLUMBING.search(code)
+        if match:
+            found.append(code[match.start():].strip().splitlines()[0])
+    return found
+
+
+def test_the_plumbing_check_sees_a_shown_import():
+    shown = '<div class="cell"><div class="cell_input"><pre>import numpy as np</pre></div></div>'
+    folded = f'<details class="hide above-input"><summary>Show</summary>{shown}</details>'
+    prose = '<div class="cell"><div class="cell_input"><pre>fig = chapter.plot(P)</pre></div></div>'
+    assert shown_plumbing(shown) == ["import numpy as np"]
+    assert shown_plumbing(folded) == [] and shown_plumbing(prose) == []
+
+
+def test_no_page_shows_plumbing_to_readers(smoke_book):
+    """Imports, logging, parameter checks and definitions are hidden or folded on every page;
+    the calls that compute a figure, and the source included from ``src/``, stay shown."""
+    html = smoke_book / "_build" / "html" / "notebooks"
+    shown = {name: shown_plumbing((html / f"{name}.html").read_text()) for name in chapters()}
+    assert {name: lines for name, lines in shown.items() if lines} == {}
+
+
+def test_the_injected_parameters_are_folded(smoke_book):
+    for name in chapters():
+        nb = nbformat.read(smoke_book / "notebooks" / f"{name}.ipynb", as_version=4)
+        injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+        assert len(injected) == 1 and "hide-input" in injected[0].metadata["tags"], name
+        assert max(map(len, injected[0].source.splitlines())) <= 100, name

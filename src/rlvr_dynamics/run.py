@@ -208,11 +208,7 @@ def run_report(profile: str, root: Path) -> str:
     extra = (" reference build |", "---|") if before else ("", "")
     lines += [f"| chapter | executed at (UTC) | wall time |{extra[0]}", f"|---|---|---|{extra[1]}"]
     params_md, minutes = [], {}
-    for name in chapters():
-        path = root / "notebooks" / f"{name}.ipynb"
-        if not path.is_file():
-            continue
-        meta = nbformat.read(path, as_version=4).metadata.get("papermill", {})
+    for name, meta in executions(root).items():
         minutes[name] = (meta.get("duration") or 0.0) / 60
         then = (f" {before[name]:.1f} min |" if name in before else " - |") if before else ""
         lines.append(f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
