@@ -1,6 +1,6 @@
 """The theory chapter's checks (``rlvr_dynamics.chapters.theory``) on a small setting: each
-returns what the notebook prints and records, measures what the paper's result predicts, and
-raises when the mathematics it checks is broken."""
+records what the paper's result predicts and raises when the mathematics it checks is broken;
+its figures, tables and words (``figures``, ``sentences``) read what the checks measured."""
 import json
 
 import matplotlib.pyplot as plt
@@ -10,6 +10,7 @@ import pytest
 
 from rlvr_dynamics import theory as T
 from rlvr_dynamics.chapters import theory as chapter
+from rlvr_dynamics.chapters.theory import figures, sentences
 
 SMALL = dict(vocab=5, draws=50, symbolic_vocab=2, mc_samples=[100, 1000, 10000], mc_repeats=40,
              group_sizes=[2, 3], group_draws=4000, hidden=16, layers=1, lr_max=0.02,
@@ -60,17 +61,20 @@ def test_tabular_setting_is_a_seeded_policy_with_half_the_actions_correct(P, set
     np.testing.assert_array_equal(again.pi, setting.pi)
     other = chapter.tabular_setting(chapter.Params(**{**SMALL, "seed": 1}))
     assert not np.allclose(other.pi, setting.pi)
-    assert str(setting).splitlines()[0].startswith("policy pi: [")
+    assert sentences.setting_text(setting).splitlines()[0].startswith("policy pi: [")
 
 
 def test_lemma1_checks_record_zero_residual_and_rounding_error(P):
     symbolic = chapter.lemma1_symbolic(P)
     assert symbolic.record == {"lemma1_symbolic_zero": True}
-    assert f"all {P.symbolic_vocab ** 2} entries" in str(symbolic)
+    text = sentences.lemma1_symbolic_text(symbolic, P)
+    assert f"all {P.symbolic_vocab ** 2} entries" in text and text.endswith("simplify to 0")
+    broken = chapter.Check({"lemma1_symbolic_zero": False})
+    assert sentences.lemma1_symbolic_text(broken, P).endswith("do not all simplify to 0")
     autograd = chapter.lemma1_autograd(P)
     error = autograd.record["lemma1_autograd_max_error"]
     assert 0 <= error < chapter.AUTOGRAD_TOL
-    assert f"over {P.draws} draws: {error:.1e}" in str(autograd)
+    assert f"over {P.draws} draws: {error:.1e}" in sentences.lemma1_autograd_text(autograd, P)
 
 
 def test_lemma1_autograd_fails_when_the_update_is_wrong(P, monkeypatch):
@@ -105,7 +109,7 @@ def test_remark2_records_the_gainers_of_the_rare_case_and_draws_both_cases(P, se
     gainers = chapter.remark2(setting, P).record["remark2_gainers_after_rare_positive"]
     assert gainers == chapter.probability_gainers(pi_sorted, rare, P.lr)
     assert all(isinstance(u, int) and u != rare for u in gainers)
-    fig = chapter.plot_remark2(setting, P)
+    fig = figures.plot_remark2(setting, P)
     assert isinstance(fig, plt.Figure) and len(fig.axes) == 4
     assert len(fig.axes[0].patches) == 2 * P.vocab   # A(v) = +1 and -1 bars
     plt.close(fig)
@@ -117,7 +121,11 @@ def test_theorem1_exact_is_zero_to_rounding(P, setting):
     check = chapter.theorem1_exact(setting, P)
     assert check.record["theorem1_symbolic_zero"] is True
     assert check.record["theorem1_enumeration_max_error"] < chapter.EXACT_TOL
-    assert len(str(check).splitlines()) == 2
+    text = sentences.theorem1_text(check, P)
+    assert text.splitlines() == [
+        f"symbolic residuals (V = {P.symbolic_vocab}) expand to 0: True",
+        f"max |sum over actions - Theorem 1| = "
+        f"{check.record['theorem1_enumeration_max_error']:.1e}"]
 
 
 def test_monte_carlo_error_falls_like_one_over_root_n(P, setting):
@@ -128,7 +136,7 @@ def test_monte_carlo_error_falls_like_one_over_root_n(P, setting):
     # the RMS over R means estimates sqrt(tr Sigma / N): relative spread ~ 1/sqrt(2R)
     for rms, se in ((mc.rms_single, mc.se_single), (mc.rms_group, mc.se_group)):
         np.testing.assert_allclose(rms / se, 1, atol=5 / np.sqrt(2 * P.mc_repeats))
-    fig = chapter.plot_monte_carlo(mc, P)
+    fig = figures.plot_monte_carlo(mc, P)
     assert isinstance(fig, plt.Figure) and len(fig.axes) == 1
     assert any("fitted slope" in t.get_text() for t in fig.axes[0].get_legend().get_texts())
     plt.close(fig)
@@ -151,7 +159,10 @@ def test_group_table_has_a_row_per_group_size_and_the_one_minus_one_over_g_ratio
     assert (group.table["max |enumeration - closed form|"] < chapter.EXACT_TOL).all()
     assert (group.table[chapter.MC_SE] < chapter.Z_MAX).all()
     assert [row["G"] for row in group.record["group"]] == P.group_sizes
-    assert str(group) == "symbolic: V = 2, G = 2, 3: every residual expands to 0"
+    assert (sentences.group_symbolic_text(group)
+            == "symbolic: V = 2, G = 2, 3: every residual expands to 0")
+    assert sentences.group_symbolic_text(chapter.GroupCheck({2: True, 3: False}, group.table, 2)
+                                         ).endswith("not every residual expands to 0")
 
 
 def test_group_check_fails_without_the_one_minus_one_over_g_factor(P, setting, monkeypatch):
@@ -170,13 +181,20 @@ def test_proposition1_remainder_is_second_order(P, prop1):
     assert abs(record["halving_ratios"][-1] - 4) < 0.3
     assert record["cos_actual_predicted"] > 0.99                       # first order is right
     assert record["cos_actual_predicted"] > record["cos_actual_K_identity"]
-    assert len(prop1.styled().data) == P.halvings + 1
-    assert len(prop1.cosines().data) == 4
-    assert str(prop1).startswith(f"model: {prop1.n_params:,} parameters, V = {len(prop1.tokens)}")
+    table = prop1.table
+    assert len(table) == P.halvings + 1 and table["eta"].tolist() == record["lrs"]
+    assert table["error ratio to the next smaller η"].tolist()[:-1] == record["halving_ratios"]
+    shown = figures.proposition1_table(prop1).to_html()
+    assert ">-</td>" in shown and "nan" not in shown               # no ratio at the last eta
+    assert len(prop1.cosines) == 4
+    assert prop1.cosines.iloc[0, 0] == record["cos_actual_predicted"]
+    assert "0.99" in figures.cosines_table(prop1).to_html()
+    assert sentences.network_text(prop1).startswith(
+        f"model: {prop1.n_params:,} parameters, V = {len(prop1.tokens)}")
 
 
 def test_plot_proposition1_draws_the_remainder_and_one_step(P, prop1):
-    fig = chapter.plot_proposition1(prop1, P)
+    fig = figures.plot_proposition1(prop1, P)
     assert isinstance(fig, plt.Figure) and len(fig.axes) == 2
     assert len(fig.axes[1].patches) == 3 * len(prop1.tokens)
     plt.close(fig)
@@ -190,7 +208,8 @@ def test_equation2_matches_autograd_for_both_gradients(P, eq2):
     low, high = eq2.ratio_range
     assert low < high and high - low > 1e-3                            # ratios away from 1
     assert -1 <= eq2.cos_full_negative_only < 1 - 1e-6                  # a different direction
-    assert len(str(eq2).splitlines()) == 3
+    assert len(sentences.equation2_group_text(eq2).splitlines()) == 3
+    assert "GRPO-N (B.5)" in figures.equation2_table(eq2).to_html()
 
 
 # --- the summary -------------------------------------------------------------------------------
@@ -206,6 +225,7 @@ def test_summary_reads_the_collected_record(P, setting, prop1, eq2, tmp_path, mo
     assert rows["measured"].iloc[0] == "simplifies to 0"
     assert rows["measured"].iloc[-2] == f"{eq2.table[chapter.EQ2_GAP].iloc[0]:.1e}"
     assert rows["measured"].iloc[-4] == f"{prop1.record['prop1']['slope']:.3f}"
+    assert "simplifies to 0" in figures.summary_table(record, P).to_html()
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     path = chapter.save_record(record, P)
     assert path.parent == tmp_path / P.profile / "theory"
@@ -223,10 +243,10 @@ def _mc(scale_group=1.0, slope_group=-0.5):
 
 
 def test_monte_carlo_text_follows_the_slopes_and_the_standard_error_lines(P):
-    good = chapter.monte_carlo_text(_mc(), P)
+    good = sentences.monte_carlo_text(_mc(), P)
     assert "-0.500 (Theorem 1) and -0.500 (the group update, G = 2)" in good
     assert "no bias is visible down to the smallest error measured, 1.0e-02" in good
-    biased = chapter.monte_carlo_text(_mc(scale_group=3.0, slope_group=-0.3), P)
+    biased = sentences.monte_carlo_text(_mc(scale_group=3.0, slope_group=-0.3), P)
     assert "and -0.300 (the group update" in biased
     assert "do not follow the formulas' standard errors" in biased and "no bias" not in biased
 
@@ -239,12 +259,20 @@ def _group_check(ratio_gap=0.0, z=(1.2, 2.5)):
     return chapter.GroupCheck({2: True, 3: True}, table, 3)
 
 
+def test_the_group_table_shows_rounding_residue_as_zero():
+    group = _group_check()
+    group.table["max |enumeration - closed form|"] = [1.7e-18, -3.5e-17]
+    shown = figures.group_table(group).to_html()
+    assert "e-1" not in shown and shown.count(">0</td>") == 2
+    assert ">0.75</td>" in shown and ">2.5</td>" in shown          # three significant digits
+
+
 def test_group_text_reads_the_ratio_column_and_the_deviations():
-    good = chapter.group_text(_group_check())
+    good = sentences.group_text(_group_check())
     assert good.startswith("The ratio column reproduces 1 − 1/G to all printed digits")
     assert "2.50 standard errors (at G = 4; 1.20 to 2.50 over G = 2, 4)" in good
     assert good.endswith("within the few standard errors expected of unbiased means.")
-    bad = chapter.group_text(_group_check(ratio_gap=0.1, z=(7.0, 2.5)))
+    bad = sentences.group_text(_group_check(ratio_gap=0.1, z=(7.0, 2.5)))
     assert "misses 1 − 1/G by up to 0.1" in bad and "(at G = 2;" in bad
     assert bad.endswith("beyond the 5 standard errors expected of unbiased means.")
 
@@ -263,21 +291,21 @@ def _prop1(power):
 
 
 def test_proposition1_text_reads_the_halving_ratios():
-    second = chapter.proposition1_text(_prop1(2))
+    second = sentences.proposition1_text(_prop1(2))
     assert "falls by a factor of 4.00 (fitted slope 2.000" in second
     assert "Δlog π itself falls by 2.00" in second and "second order, as Appendix B.3" in second
     assert "smallest error measured is 1.0e-04, at η = 0.01" in second
-    first = chapter.proposition1_text(_prop1(1))
+    first = sentences.proposition1_text(_prop1(1))
     assert "falls by a factor of 2.00 (fitted slope 1.000" in first
     assert "not second order in this build" in first
 
 
 def test_cosines_text_says_which_direction_the_logits_follow():
-    along = chapter.cosines_text(_prop1(2))
+    along = sentences.cosines_text(_prop1(2))
     assert "do not move along Theorem 1's Δz but along KΔz" in along
     check = _prop1(2)
     check.result.logit_change[:] = check.result.grad_z * check.result.lrs[:, None]
-    follows = chapter.cosines_text(check)
+    follows = sentences.cosines_text(check)
     assert "with Lemma 1's Δz" in follows and "1.00000 with Lemma 1's Δz" in follows
     assert "follow Δz at least as closely as KΔz" in follows
 
@@ -289,10 +317,10 @@ def _eq2(gaps=(1e-8, 2e-8), cos=0.5):
 
 
 def test_equation2_text_reads_the_gaps_and_the_cosine():
-    good = chapter.equation2_text(_eq2())
+    good = sentences.equation2_text(_eq2())
     assert good.startswith("Both gradients agree with autograd: GRPO (Eq. 2) to 1.0e-08")
     assert "lengths 2 to 4" in good and "different direction from the full one (cosine 0.500)" in good
-    bad = chapter.equation2_text(_eq2(gaps=(1e-3, 2e-8), cos=1.0))
+    bad = sentences.equation2_text(_eq2(gaps=(1e-3, 2e-8), cos=1.0))
     assert bad.startswith("Both gradients do not agree") and "to 1.0e-03 of its size" in bad
     assert "points along the full one" in bad
 
@@ -302,14 +330,14 @@ def test_summary_text_is_written_from_the_record(P, setting, prop1, eq2):
               chapter.theorem1_exact(setting, P), chapter.group_check(setting, P), prop1, eq2]
     record = chapter.collect(*checks)
     record.update(theorem1_mc_slope=-0.5, group_mc_slope=-0.49)
-    text = chapter.summary_text(record, P)
+    text = sentences.summary_text(record, P)
     assert text.count("\n* ") == 4
     assert "**Lemma 1 and Theorem 1 hold exactly**" in text and "slopes -0.500 and -0.490" in text
     assert f"slope {record['prop1']['slope']:.3f} in η" in text
     record = {**record, "theorem1_mc_slope": -0.2,
               "remark2_gainers_after_rare_positive": [1, 2],
               "prop1": {**record["prop1"], "slope": 1.0}}
-    text = chapter.summary_text(record, P)
+    text = sentences.summary_text(record, P)
     assert "**Lemma 1 and Theorem 1 do not pass every check here**" in text
     assert f"action {P.vocab - 2} (sorted), actions 1, 2 gain probability." in text
     assert "**Proposition 1's remainder is not second order here**" in text

@@ -1,6 +1,6 @@
-"""The toy chapter's module (``chapters/toy_dynamics.py``): its tables against hand-made
-summaries, its claim checks holding and failing on synthetic seeds, and its runs against the
-simulator's own calls on a tiny setting."""
+"""The toy chapter (``chapters/toy_dynamics/``): its tables against hand-made summaries, its
+claim checks holding and failing on synthetic seeds, its runs against the simulator's own calls
+on a tiny setting, and its figures and words drawn and written from them."""
 from types import SimpleNamespace
 
 import matplotlib
@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 
 from rlvr_dynamics import stats, toy, verdicts  # noqa: E402
 from rlvr_dynamics.chapters import toy_dynamics as chapter  # noqa: E402
+from rlvr_dynamics.chapters.toy_dynamics import figures, sentences, tables  # noqa: E402
 
 TINY = dict(seeds=8, steps=40, G_sweep=[2, 4], tau_sweep=[1.0, 4.0], expansion_seeds=6,
             expansion_steps=40, expansion_p2=[0.01, 0.05], expansion_G=[2, 3])
@@ -62,13 +63,13 @@ def negatives_switching(steps=200, switch=30, K=3):
 # --- text and tables ---------------------------------------------------------------------------
 
 def test_fmt_and_show():
-    assert chapter.fmt(np.inf) == "never"
-    assert chapter.fmt(12.4) == "12" and chapter.fmt(12.6) == "13"
-    assert chapter.show([0.5, 0.5], [1.0, 0.0]) == "π0=(0.5, 0.5), r=(1.0, 0.0)"
+    assert tables.fmt(np.inf) == "never"
+    assert tables.fmt(12.4) == "12" and tables.fmt(12.6) == "13"
+    assert tables.show([0.5, 0.5], [1.0, 0.0]) == "π0=(0.5, 0.5), r=(1.0, 0.0)"
 
 
 def test_spread_states_seeds_and_the_standard_error_bound(P):
-    text = chapter.spread(P)
+    text = sentences.spread(P)
     assert f"mean over {P.seeds} seeds" in text
     assert f"= {0.5 / P.seeds ** 0.5:.3f}" in text and "central 80% of seeds" in text
 
@@ -79,7 +80,7 @@ def test_expansion_table_reads_medians_shares_and_peaks():
                   [0.2, 0.7, 0.1], [0.1, 0.8, 0.1]]            # a2 overtakes a1 at step 3
     mean[:, 1] = [0.6, 0.1, 0.3]                               # never expands
     t = np.array([[1.0, 3.0, 5.0, np.inf], [np.inf] * 4])
-    table = chapter.expansion_table(summary(mean, t_expand=t), ["first", "second"])
+    table = tables.expansion_table(summary(mean, t_expand=t), ["first", "second"])
     assert table.loc["first", "median over seeds"] == "4"     # median of 1, 3, 5, inf
     assert table.loc["first", "seeds expanded"] == "75%"
     assert table.loc["second", "median over seeds"] == "never"
@@ -95,6 +96,9 @@ def test_the_unsampled_action_gets_no_gradient(P):
     g = chapter.unsampled_gradient(P)
     assert g[1] == 0.0
     np.testing.assert_allclose(g, [0.125, 0.0, -0.125], atol=1e-12)
+    assert sentences.unsampled_gradient_text(g).endswith("the unsampled a2 is exactly 0")
+    moved = sentences.unsampled_gradient_text(np.array([0.1, 0.02, -0.12]))
+    assert moved.endswith("the unsampled a2 is 0.02, not 0")
 
 
 def test_costs_read_the_first_setting_and_clip_the_early_step():
@@ -102,13 +106,13 @@ def test_costs_read_the_first_setting_and_clip_the_early_step():
     mean = np.tile([0.4, 0.2, 0.4], (steps + 1, 1, 1))
     sm = summary(mean, t_expand=np.array([[2.0, 4.0, 6.0, 8.0, np.inf]]))
     sm.reward[:, 0, 0] = np.arange(steps + 1) / steps           # reward rises 0 -> 1
-    got = chapter.costs(sm)
+    got = tables.costs(sm)
     assert got["median time to expansion"] == "6"
     assert got["seeds expanded"] == "80%"
     assert got[f"mean π(a1) at step {steps}"] == "0.400"       # clipped to the last step
     assert got["final mean reward"] == "1.000" and got["mean reward, whole run"] == "0.500"
     assert got["time to expansion, 10% / 90% of seeds"] == "2 / never"
-    table = chapter.costs_table({"Adam": sm}, {"Adam": sm})
+    table = tables.costs_table({"Adam": sm}, {"Adam": sm})
     assert list(table.columns) == [("Adam", "standard"), ("Adam", "negative-only")]
 
 
@@ -139,25 +143,27 @@ def per_seed(n=200, exploitation=0.4, exploration=0.5, early=0.9, late=0.8, nois
 
 
 def test_claim_rows_replicate_on_two_stages(P):
-    rows = chapter.claim_rows(P, per_seed())
+    rows = chapter.claim_rows(per_seed(), sentences.ours(P, per_seed()))
     assert [r["claim"] for r in rows] == ["toy_two_stages"]
     assert [v for _, v in rows[0]["checks"]] == [stats.REPLICATES] * 4
     assert verdicts.combine([v for _, v in rows[0]["checks"]]) == "replicates"
     assert f"{P.seeds} seeds, {P.steps} steps" in rows[0]["ours"]
+    assert "π(a1) peaks +0.40 above its start" in rows[0]["ours"]
+    assert "π(a2) - π(a1) = +0.50 (mean over seeds)" in rows[0]["ours"]
     assert f"first {chapter.EARLY_STEPS} steps" in rows[0]["checks"][2][0]
 
 
-def test_claim_rows_fail_without_exploration_or_the_shift(P):
+def test_claim_rows_fail_without_exploration_or_the_shift():
     R, O, N = stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT
-    rows = chapter.claim_rows(P, per_seed(exploration=-0.3))
+    rows = chapter.claim_rows(per_seed(exploration=-0.3), "ours")
     assert [v for _, v in rows[0]["checks"]] == [R, O, R, R]
     # A late share of a1 well above 0 but below one half: the threshold is a majority.
     assert chapter.NEGATIVE_SHARE_MIN == 0.5
-    rows = chapter.claim_rows(P, per_seed(late=0.4, early=0.3))
+    rows = chapter.claim_rows(per_seed(late=0.4, early=0.3), "ours")
     assert [v for _, v in rows[0]["checks"]] == [R, R, O, O]
     assert verdicts.combine([v for _, v in rows[0]["checks"]]) == "partly"
-    rows = chapter.claim_rows(P, per_seed(exploitation=-0.2, exploration=0.0, early=0.1,
-                                          late=0.1))
+    rows = chapter.claim_rows(per_seed(exploitation=-0.2, exploration=0.0, early=0.1,
+                                       late=0.1), "ours")
     assert [v for _, v in rows[0]["checks"]] == [O, N, O, O]
     assert verdicts.combine([v for _, v in rows[0]["checks"]]) == "does not replicate"
 
@@ -178,7 +184,7 @@ def by_G_with(medians):
 
 def test_summary_table_holds_on_two_stages():
     main = summary(two_stage_mean(), negatives_switching())
-    table = chapter.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3), (2e-3, -1.0)])
+    table = tables.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3), (2e-3, -1.0)])
     assert table["holds here"].tolist() == [True] * 5
     assert "at step 20" in table.iloc[0]["this build"]
     assert table.iloc[3]["this build"] == "median time to expansion G=2: 120, G=4: 80, G=8: 50"
@@ -186,14 +192,14 @@ def test_summary_table_holds_on_two_stages():
 
 def test_summary_table_fails_where_the_claims_fail():
     main = summary(two_stage_mean(expand=False), negatives_switching(switch=200))
-    table = chapter.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
+    table = tables.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
     held = table["holds here"].tolist()
     assert held == [True, False, False, False, False]
     # pi(a2) rising in stage 1 by more than the slack breaks the first claim.
     mean = two_stage_mean()
     mean[1:21, 0, 1] = 0.02
     mean[1:21, 0, 2] = 1 - mean[1:21, 0, 0] - 0.02
-    table = chapter.summary_table(summary(mean, negatives_switching()), by_G_with([3, 2, 1]),
+    table = tables.summary_table(summary(mean, negatives_switching()), by_G_with([3, 2, 1]),
                                   [(0.0, -1.0)])
     assert table["holds here"].tolist() == [False, True, True, True, True]
 
@@ -207,7 +213,7 @@ def test_extremes_have_appendix_c4_signs_along_a_mean_field(P):
         Eg = toy.expected_gradient(field[:, s], np.array(r), P.G, P.tau)
         assert best == Eg[:, np.argmax(r)].min() and worst == Eg[:, np.argmin(r)].max()
         assert best >= 0 > worst
-    text = chapter.extremes_report(P, ext)
+    text = sentences.extremes_report(P, ext)
     assert text.count("min over steps of E[g(a_max)]") == len(ext)
 
 
@@ -245,30 +251,30 @@ def test_runs_are_cached(P, tmp_path):
 
 def test_figures_and_tables_of_a_tiny_build(P):
     by_pi0, by_r = chapter.figure1_runs(P)
-    fig = chapter.plot_figure1(P, by_pi0, by_r)
+    fig = figures.plot_figure1(P, by_pi0, by_r)
     assert len(fig.axes) == len(P.pi0_sweep) + len(P.reward_sweep)
-    table = chapter.figure1_table(P, by_pi0, by_r)
+    table = tables.figure1_table(P, by_pi0, by_r)
     assert len(table) == len(P.pi0_sweep) + len(P.reward_sweep)
     main = chapter.main_run(P)
     share = chapter.negative_shares(main)
     assert share.shape == (P.steps, 3)
     np.testing.assert_allclose(np.nansum(share, -1)[~np.isnan(share).all(-1)], 1)
-    assert len(chapter.plot_relative_negatives(P, main).axes) == 2
+    assert len(figures.plot_relative_negatives(P, main).axes) == 2
     by_opt = chapter.optimizer_runs(P)
-    assert len(chapter.plot_optimizers(P, by_opt).axes) == 4
-    mf = chapter.mean_field_table(P, by_opt)
+    assert len(figures.plot_optimizers(P, by_opt).axes) == 4
+    mf = tables.mean_field_table(P, by_opt)
     assert mf.index.names == ["optimizer", "setting"] and len(mf) == 4
     by_tau = chapter.temperature_runs(P)
-    t = chapter.temperature_table(P, by_tau)
+    t = tables.temperature_table(P, by_tau)
     assert t["initial π_τ"].iloc[0] == str(np.round(P.pi0, 3).tolist())   # tau = 1
-    assert len(chapter.plot_figure6(P, by_tau).axes) == len(P.tau_sweep)
+    assert len(figures.plot_figure6(P, by_tau).axes) == len(P.tau_sweep)
     four = chapter.four_action_runs(P)
-    assert four.mean.shape[-1] == 4 and len(chapter.plot_figure7(P, four).axes) == 2
+    assert four.mean.shape[-1] == 4 and len(figures.plot_figure7(P, four).axes) == 2
     grids = chapter.expansion_grids(P)
     assert set(grids) == {"standard", "negative-only"}
     assert grids["standard"].t_seed.shape == (2, 2, P.expansion_seeds)
-    assert len(chapter.plot_phase_diagram(P, grids).axes) == 5    # four panels and a colour bar
-    g = chapter.expansion_grid_table(P, grids)
+    assert len(figures.plot_phase_diagram(P, grids).axes) == 5    # four panels and a colour bar
+    g = tables.expansion_grid_table(P, grids)
     assert g.shape == (4 * len(P.expansion_G), len(P.expansion_p2))   # 2 rules x 2 times
     assert g.index.names == ["update", "time to expansion of", "G"]
     plt.close("all")
@@ -279,7 +285,7 @@ def test_stages_feed_the_claim_rows(P):
     assert set(per) == {"exploitation", "exploration", "early_worst", "late_exploited"}
     assert all(v.shape == (P.seeds,) for v in per.values())
     assert (per["exploitation"] >= 0).all()                    # the peak is at least the start
-    rows = chapter.claim_rows(P, per)
+    rows = chapter.claim_rows(per, sentences.ours(P, per))
     assert len(rows[0]["checks"]) == 4
 
 
@@ -304,14 +310,14 @@ def abrupt_mean(steps=200, at=100):
 def test_figure1_text_counts_stages_and_orders_the_medians(P):
     by_pi0 = settings_of([two_stage_mean()] * 4, [50, 100, 120, 110])
     by_r = settings_of([two_stage_mean()] * 4, [40, 80, 150, np.inf])
-    text = chapter.figure1_text(P, by_pi0, by_r)
+    text = sentences.figure1_text(P, by_pi0, by_r)
     assert text.startswith("In the mean over seeds both stages appear in 8 of the 8 panels")
     assert "falls below its start in 8 of them" in text and "or may even decrease" in text
     assert "40 for r(a1) = 0.1, 80 for r(a1) = 0.3, 150 for r(a1) = 0.7 and never for r(a1) = 0.9; from the initial policies it is 50 from" in text
     assert text.endswith("Expansion comes later the closer r(a1) is to r(a2) and the rarer a2 "
                          "starts.")
     flat = two_stage_mean(expand=False)
-    text = chapter.figure1_text(P, settings_of([flat] * 4, [np.inf] * 4),
+    text = sentences.figure1_text(P, settings_of([flat] * 4, [np.inf] * 4),
                                 settings_of([flat] * 4, [np.inf] * 4))
     assert text.startswith("In the mean over seeds both stages appear in 0 of the 8 panels")
     assert text.endswith("does not order clearly with r(a1) or with a2's initial probability.")
@@ -323,21 +329,21 @@ def test_single_runs_text_compares_switches_with_their_timing(P):
     by_pi0 = toy.Summary(**{**fast.__dict__, "mean": np.repeat(fast.mean, 4, 1),
                             "examples": np.repeat(fast.examples, 4, 1),
                             "t_expand": np.repeat(spread, 4, 0)})
-    text = chapter.single_runs_text(P, by_pi0, by_pi0)
+    text = sentences.single_runs_text(P, by_pi0, by_pi0)
     assert text.startswith("Of the 16 single runs drawn, 16 switch from π(a2) < 0.1 to π(a2) > 0.9")
     assert "in 4 to 4 steps (median 4)" in text and "from 20 (10 % of seeds) to 150 (90 %)" in text
     assert "**Each run switches quickly, at a random time**" in text
     slow = settings_of([two_stage_mean()] * 4, [100] * 4)
-    text = chapter.single_runs_text(P, slow, slow)
+    text = sentences.single_runs_text(P, slow, slow)
     assert text.startswith("None of the 16 single runs drawn switches")
 
 
 def test_relative_negatives_text_sees_the_shift_or_its_absence():
-    text = chapter.relative_negatives_text(summary(two_stage_mean(), negatives_switching()))
+    text = sentences.relative_negatives_text(summary(two_stage_mean(), negatives_switching()))
     assert text.startswith("In steps 0-9, 100% of the negative samples are a3; after the peak of "
                            "π(a1) (step 20), ")
     assert "The shift is there" in text and "a2's share never exceeds 0%" in text
-    text = chapter.relative_negatives_text(summary(two_stage_mean(),
+    text = sentences.relative_negatives_text(summary(two_stage_mean(),
                                                    negatives_switching(switch=200)))
     assert "0% are a1 and 100% are a3" in text and "does not show" in text
 
@@ -346,30 +352,30 @@ def test_mean_field_text_says_whether_the_mean_field_runs_ahead(P):
     field = np.concatenate([two_stage_mean(peak=5)] * 2, 1)
     ahead = summary(np.concatenate([two_stage_mean()] * 2, 1), t_expand=np.full((2, 4), 150.0),
                     mean_field=field)
-    text = chapter.mean_field_text(P, {"Adam": ahead, "SGD": ahead})
+    text = sentences.mean_field_text(P, {"Adam": ahead, "SGD": ahead})
     assert "Under Adam, from π0(a2) = 0.01 the mean field expands at step" in text
     assert "**Under Adam the mean field expands before the average run in both settings.**" in text
     same = settings_of([two_stage_mean()] * 2, [150, 150])
-    text = chapter.mean_field_text(P, {"Adam": same, "SGD": same})
+    text = sentences.mean_field_text(P, {"Adam": same, "SGD": same})
     assert "with gaps of up to 0.00 in probability" in text
     assert "does not run ahead of the average run" in text
 
 
 def test_group_size_text_follows_the_medians():
-    text = chapter.group_size_text(by_G_with([120, 80, 50]))
+    text = sentences.group_size_text(by_G_with([120, 80, 50]))
     assert text.startswith("Both stages are present at every G. The median time to expansion "
                            "is 120 at G = 2, 80 at G = 4 and 50 at G = 8")
     assert text.endswith("find a2 sooner.")
-    text = chapter.group_size_text(by_G_with([50, 80, np.inf]))
+    text = sentences.group_size_text(by_G_with([50, 80, np.inf]))
     assert "never at G = 8" in text and text.endswith("does not bring expansion sooner.")
 
 
 def test_temperature_text_reads_expansion_and_exploitation(P):
     flat = np.tile([0.35, 0.3, 0.35], (201, 1))[:, None, :]
-    text = chapter.temperature_text(P, settings_of([two_stage_mean(), flat], [200, 10]))
+    text = sentences.temperature_text(P, settings_of([two_stage_mean(), flat], [200, 10]))
     assert "200 at τ = 1 and 10 at τ = 4" in text and "0.405 at τ = 1 and 0.000 at τ = 4" in text
     assert "expansion comes sooner" in text and "at τ = 4 hardly happens" in text
-    text = chapter.temperature_text(P, settings_of([flat, two_stage_mean()], [10, 200]))
+    text = sentences.temperature_text(P, settings_of([flat, two_stage_mean()], [10, 200]))
     assert "does not come sooner" in text and "does not weaken steadily" in text
 
 
@@ -381,20 +387,20 @@ def four_mean(end_a4, steps=50):
 
 
 def test_four_action_text_sees_mass_kept_on_an_intermediate_action(P):
-    text = chapter.four_action_text(P, four_mean(0.3))
+    text = sentences.four_action_text(P, four_mean(0.3))
     assert "with r(a4) = 0.75, the mean π(a4) goes from 0.010 to 0.300" in text
     assert text.endswith("expansion need not reach the best action.")
-    text = chapter.four_action_text(P, four_mean(0.01))
+    text = sentences.four_action_text(P, four_mean(0.01))
     assert "goes from 0.010 to 0.010" in text and text.endswith("in this build.")
 
 
 def test_negative_only_text_weighs_the_two_updates():
     expands = summary(two_stage_mean(), t_expand=np.array([[60.0, 70.0, 80.0, 90.0]]))
     stuck = summary(two_stage_mean(expand=False))
-    text = chapter.negative_only_text({"Adam": stuck}, {"Adam": expands})
+    text = sentences.negative_only_text({"Adam": stuck}, {"Adam": expands})
     assert text.startswith("**Under Adam, yes**: the median time to expansion is 75 "
                            "with negative-only updates and never with standard ones (100% against 0% of seeds expanded")
-    text = chapter.negative_only_text({"Adam": expands}, {"Adam": stuck})
+    text = sentences.negative_only_text({"Adam": expands}, {"Adam": stuck})
     assert text.startswith("**Under Adam, no**")
     assert "no run expands, and the mean π(a2) goes from 0.0100 to 0.0050 (it decays)." in text
 
@@ -406,26 +412,26 @@ def grid(times):
 
 def test_phase_text_reads_the_grid(P):
     grows = {"standard": grid([[200, 50], [150, 40]]), "negative-only": grid([[60, 30], [50, 20]])}
-    text = chapter.phase_text(P, grows)
+    text = sentences.phase_text(P, grows)
     assert "standard update the median run expands within 40 steps in 4 of 4 cells" in text
     assert "its median is 50 from π0(a2) = 0.05 and 200 from π0(a2) = 0.01" in text
     assert "shortens or keeps the median in 2 of 2 comparisons" in text
     assert text.endswith("the longer training must last to find it.")
     flat = {"standard": grid([[np.inf, np.inf], [np.inf, np.inf]]),
             "negative-only": grid([[60, 30], [50, 20]])}
-    text = chapter.phase_text(P, flat)
+    text = sentences.phase_text(P, flat)
     assert "in 0 of 4 cells (the slowest at none)" in text and "shrinkage" not in text
 
 
 def test_summary_text_lists_what_holds_and_what_does_not(P):
     main = summary(two_stage_mean(), negatives_switching())
-    table = chapter.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3)])
+    table = tables.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3)])
     opt = {"Adam": settings_of([two_stage_mean()] * 2, [100, 100])}
     grids = {"standard": grid([[200, 50], [150, 40]])}
-    text = chapter.summary_text(table, opt, opt, grids)
+    text = sentences.summary_text(table, opt, opt, grids)
     assert text.startswith("- **Reproduced, in the mean over seeds**: stage 1") and "Not reproduced" not in text
     assert "4 of 4 cells with the standard update" in text
     main = summary(two_stage_mean(expand=False), negatives_switching(switch=200))
-    table = chapter.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
-    text = chapter.summary_text(table, opt, opt, grids)
+    table = tables.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
+    text = sentences.summary_text(table, opt, opt, grids)
     assert "**Not reproduced here**: stage 2: π(a2) rises, π(a1) falls;" in text

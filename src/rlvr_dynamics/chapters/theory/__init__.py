@@ -2,19 +2,19 @@
 GRPO gradient (Eq. 2) with its negative-only form, each checked numerically and symbolically
 (the mathematics is in ``rlvr_dynamics.theory``).
 
-Each section of the notebook is one call that computes (returning a result whose ``record``
-holds the numbers it measured and whose ``str`` is what the notebook prints) and one that draws
-or displays. Every section draws from its own random stream ``[seed, k]``::
+Each section of the notebook is one call here that computes (returning a result whose
+``record`` holds the numbers it measured), then what ``figures`` draws or styles and what
+``sentences`` writes of it. Every section draws from its own random stream ``[seed, k]``::
 
     setting = tabular_setting(P)                    # [seed, 0]: pi, A, r
     lemma1_symbolic(P); lemma1_autograd(P)          # [seed, 1]
-    remark2(setting, P); plot_remark2(setting, P)
+    remark2(setting, P)
     theorem1_exact(setting, P)
-    mc = monte_carlo(setting, P); plot_monte_carlo(mc, P)    # [seed, 2]
+    mc = monte_carlo(setting, P)                    # [seed, 2]
     group_check(setting, P)                         # [seed, 3]
     net = tiny_network(P); prop1 = proposition1_check(net, P)  # [seed, 4]
     equation2_check(net, P)                         # [seed, 5]
-    record = collect(...); save_record(record, P); summary_table(record, P)
+    record = collect(...); save_record(record, P); summary_rows(record, P)
 
 Each check asserts its own threshold (the module constants below), so a notebook whose
 mathematics stops holding fails where the check runs.
@@ -26,12 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import sympy as sp
 import torch
-from pandas.io.formats.style import Styler
 from pydantic import model_validator
 
 from rlvr_dynamics import theory as T
@@ -95,7 +93,7 @@ SYMBOLIC_GROUP_SIZES = (2, 3)
 PROMPT = "12+34="
 """The prompt the tiny network reads (Proposition 1, Eq. 2)."""
 EQ2_GAP = "max |autograd − Eq. 2| / max |autograd|"
-"""The column of ``equation2_table`` that the check reads."""
+"""The column of ``equation2_gaps`` that the check reads."""
 MC_SE = "max |MC - closed form| / SE"
 """The column of the group table that the check reads."""
 
@@ -108,14 +106,9 @@ def _holds(condition: bool, message: str) -> None:
 
 @dataclass
 class Check:
-    """What a check measured (``record``: saved with the chapter's numbers) and what the
-    notebook prints of it (``str``)."""
+    """What a check measured (``record``: saved with the chapter's numbers)."""
 
     record: dict[str, Any]
-    text: str = ""
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def collect(*checks: Any) -> dict[str, Any]:
@@ -138,10 +131,6 @@ class Tabular:
     A: np.ndarray
     r: np.ndarray
 
-    def __str__(self) -> str:
-        return (f"policy pi: {np.round(self.pi, 3)} \nadvantages A: {np.round(self.A, 2)} "
-                f"\nrewards r: {self.r}")
-
 
 def tabular_setting(P: Params) -> Tabular:
     """pi = Softmax(2 g), A = g', r = 1 on a random half of the ``vocab`` actions (stream
@@ -162,9 +151,7 @@ def lemma1_symbolic(P: Params) -> Check:
     V = P.symbolic_vocab
     zero = T.lemma1_residual(V) == sp.zeros(V, V)
     _holds(zero, f"Lemma 1's symbolic residual (V = {V}) does not simplify to 0")
-    return Check({"lemma1_symbolic_zero": zero},
-                 f"V = {V}: all {V**2} entries of d log pi(v)/dz_u - (delta_uv - pi(u)) "
-                 "simplify to 0")
+    return Check({"lemma1_symbolic_zero": zero})
 
 
 def lemma1_autograd(P: Params) -> Check:
@@ -179,8 +166,7 @@ def lemma1_autograd(P: Params) -> Check:
     lemma1 = T.logit_update(T.softmax(Z.detach().numpy()), v, adv, P.lr)
     error = float(np.abs(P.lr * Z.grad.numpy() - lemma1).max())
     _holds(error < AUTOGRAD_TOL, f"Lemma 1 misses autograd by {error:.1e}")
-    return Check({"lemma1_autograd_max_error": error},
-                 f"max |eta * autograd - Lemma 1| over {P.draws} draws: {error:.1e}")
+    return Check({"lemma1_autograd_max_error": error})
 
 
 def remark2_cases(vocab: int) -> dict[str, int]:
@@ -205,42 +191,6 @@ def remark2(setting: Tabular, P: Params) -> Check:
                                                                              P.lr)})
 
 
-def plot_remark2(setting: Tabular, P: Params) -> plt.Figure:
-    """Remark 2's bidirectional update: Lemma 1's logit change and the exact probability change
-    after A(v) = +1 and -1, for a likely and a rare sampled action (no sampling)."""
-    pi_sorted = setting.pi[np.argsort(-setting.pi)]
-    vocab, lr = P.vocab, P.lr
-    fig, axes = plt.subplots(2, 2, figsize=(11, 6), sharex=True)
-    positions = np.arange(vocab)
-    for col, (name, v) in enumerate(remark2_cases(vocab).items()):
-        for sign, colour in ((+1, "tab:green"), (-1, "tab:red")):
-            dz = T.logit_update(pi_sorted, v, sign, lr)
-            dpi = T.probability_change(pi_sorted, v, sign, lr)
-            offset = -0.2 if sign > 0 else 0.2
-            axes[0, col].bar(positions + offset, dz, 0.4, color=colour,
-                             label=f"A(v) = {sign:+d}")
-            axes[1, col].bar(positions + offset, dpi, 0.4, color=colour)
-        gain = probability_gainers(pi_sorted, v, lr)
-        axes[0, col].set_title(
-            f"sampled v = action {v} ({name}, pi(v) = {pi_sorted[v]:.3f})\n"
-            f"after A(v)=+1, other actions that gain probability: {gain or 'none'}",
-            fontsize=9)
-        for ax in axes[:, col]:
-            ax.axhline(0, color="k", lw=0.5)
-            ax.axvline(v, color="grey", ls="--", lw=0.8)
-    axes[0, 0].set_ylabel("logit change  Δz (Lemma 1)")
-    axes[1, 0].set_ylabel("probability change  Δπ (exact)")
-    axes[0, 0].legend(fontsize=8)
-    for ax in axes[1]:
-        ax.set_xlabel("action, most to least likely")
-        ax.set_xticks(positions, [f"{u}\n{p:.2f}" for u, p in zip(positions, pi_sorted)],
-                      fontsize=7)
-    fig.suptitle(f"Remark 2 on the seed-{P.seed} policy over {vocab} actions, η = {lr}, "
-                 "|A(v)| = 1 (exact, no sampling)", fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
 # --- Theorem 1 and its Monte Carlo check -------------------------------------------------------
 
 def theorem1_exact(setting: Tabular, P: Params) -> Check:
@@ -253,9 +203,7 @@ def theorem1_exact(setting: Tabular, P: Params) -> Check:
                          ).max())
     _holds(symbolic and error < EXACT_TOL,
            f"Theorem 1 fails: symbolic {symbolic}, enumeration error {error:.1e}")
-    return Check({"theorem1_symbolic_zero": symbolic, "theorem1_enumeration_max_error": error},
-                 f"symbolic residuals (V = {V}) expand to 0: {symbolic}\n"
-                 f"max |sum over actions - Theorem 1| = {error:.1e}")
+    return Check({"theorem1_symbolic_zero": symbolic, "theorem1_enumeration_max_error": error})
 
 
 def mean_group_update(pi: np.ndarray, rewards: np.ndarray, G: int, lr: float, n: int,
@@ -312,36 +260,6 @@ def monte_carlo(setting: Tabular, P: Params) -> MonteCarlo:
     return mc
 
 
-def _loglog(ax: plt.Axes, x, y, slope_ref: float, label: str, **kw) -> float:
-    """y(x) on log-log axes, its fitted slope, and a reference slope through y[0]."""
-    slope = T.loglog_slope(x, y)
-    ax.loglog(x, y, "o-", label=f"{label}: fitted slope {slope:.3f}", **kw)
-    ref = f"slope {slope_ref:g} (theory)"
-    ax.loglog(x, y[0] * (np.asarray(x) / x[0]) ** slope_ref, "k:", lw=1,
-              label="_nolegend_" if ref in ax.get_legend_handles_labels()[1] else ref)
-    return slope
-
-
-def plot_monte_carlo(mc: MonteCarlo, P: Params) -> plt.Figure:
-    """The Monte Carlo errors of ``monte_carlo`` against N, with their fitted slopes, the
-    slope -1/2 and the exact standard-error lines."""
-    fig, ax = plt.subplots(figsize=(7, 4.5))
-    _loglog(ax, mc.samples, mc.rms_single, -0.5, "Theorem 1 (sampled actions, fixed A)")
-    _loglog(ax, mc.samples, mc.rms_group, -0.5, f"Algorithm 1 group update, G = {mc.G}",
-            color="tab:orange")
-    n = np.asarray(mc.samples)
-    ax.loglog(n, mc.se_single, "--", color="tab:blue", lw=1, alpha=0.6,
-              label="sqrt(tr Σ / N), exact")
-    ax.loglog(n, mc.se_group, "--", color="tab:orange", lw=1, alpha=0.6)
-    ax.set(xlabel="N, sampled actions (or groups) averaged",
-           ylabel="RMS error  ‖mean − exact‖₂",
-           title=f"Monte Carlo error of the expected logit update: V = {P.vocab}, η = {P.lr}, "
-                 f"seed {P.seed}\neach point the RMS over {P.mc_repeats} independent means")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
 # --- group-relative advantages: the (1 - 1/G) factor -------------------------------------------
 
 @dataclass
@@ -357,13 +275,6 @@ class GroupCheck:
     def record(self) -> dict[str, Any]:
         return {"group_symbolic_zero": self.symbolic,
                 "group": self.table.reset_index().to_dict(orient="records")}
-
-    def __str__(self) -> str:
-        sizes = ", ".join(str(G) for G in self.symbolic)
-        return f"symbolic: V = {self.symbolic_vocab}, G = {sizes}: every residual expands to 0"
-
-    def styled(self) -> Styler:
-        return self.table.style.format("{:.3g}")
 
 
 def group_check(setting: Tabular, P: Params) -> GroupCheck:
@@ -454,29 +365,27 @@ class Prop1Check:
             "cos_logit_change_dz": cosine(p.logit_change[mid], p.grad_z),
         }}
 
-    def __str__(self) -> str:
-        eig = np.linalg.eigvalsh(self.result.K)
-        return (f"model: {self.n_params:,} parameters, V = {len(self.tokens)}; eNTK eigenvalues "
-                f"{eig.min():.3g} to {eig.max():.3g}")
-
-    def styled(self) -> Styler:
-        """The measured change, the prediction's error and its ratio per halving of eta."""
+    @property
+    def table(self) -> pd.DataFrame:
+        """Per step size eta: the measured change, the prediction's error and its ratio per
+        halving of eta (NaN at the smallest eta)."""
         p = self.result
         ratios = [*self.record["prop1"]["halving_ratios"], np.nan]
         return pd.DataFrame({"eta": self.lrs, "max |Δlog π| measured": np.abs(p.actual).max(1),
                              "max |measured - predicted|": p.errors,
-                             "error ratio to the next smaller η": ratios}
-                            ).style.format("{:.3g}").hide(axis="index")
+                             "error ratio to the next smaller η": ratios})
 
-    def cosines(self) -> Styler:
-        """How well the measured changes align with Proposition 1, K = I, and K Delta z."""
+    @property
+    def cosines(self) -> pd.DataFrame:
+        """How well the measured changes align with Proposition 1, K = I, and K Delta z, at
+        the middle step size (one column, named by it)."""
         p1 = self.record["prop1"]
         return pd.Series({"cos(measured Δlog π, Proposition 1)": p1["cos_actual_predicted"],
                           "cos(measured Δlog π, K = I)": p1["cos_actual_K_identity"],
                           "cos(measured Δz, K Δz)": p1["cos_logit_change_K_dz"],
                           "cos(measured Δz, Δz of Lemma 1 / Theorem 1)":
                               p1["cos_logit_change_dz"]},
-                         name=f"η = {self.lrs[self.mid]:.2g}").to_frame().style.format("{:.5f}")
+                         name=f"η = {self.lrs[self.mid]:.2g}").to_frame()
 
 
 def proposition1_check(net: Network, P: Params) -> Prop1Check:
@@ -497,38 +406,9 @@ def proposition1_check(net: Network, P: Params) -> Prop1Check:
     return check
 
 
-def plot_proposition1(check: Prop1Check, P: Params) -> plt.Figure:
-    """Left: Proposition 1's error against eta (slope 2) beside the change itself (slope 1).
-    Right: one step's measured Delta log pi, Proposition 1's prediction, and K = I rescaled."""
-    p, mid, lrs = check.result, check.mid, check.lrs
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
-    _loglog(ax, p.lrs, p.errors, 2, "max |measured − predicted|")
-    ax.loglog(p.lrs, np.abs(p.actual).max(1), "s--", color="grey", ms=4,
-              label="max |Δlog π| itself (first order)")
-    ax.set(xlabel="step size η", ylabel="max over actions",
-           title="Proposition 1's remainder shrinks like η²")
-    ax.legend(fontsize=8)
-    tokens = np.arange(len(check.tokens))
-    bx.bar(tokens - 0.27, p.actual[mid], 0.27, label="measured after the step")
-    bx.bar(tokens, p.predicted[mid], 0.27, label="Proposition 1: (I − eπᵀ) K Δz")
-    scale = p.actual[mid] @ p.tabular[mid] / (p.tabular[mid] @ p.tabular[mid])
-    bx.bar(tokens + 0.27, scale * p.tabular[mid], 0.27,
-           label=f"K = I (Lemma 1 alone), rescaled ×{scale:.0f}")
-    bx.axhline(0, color="k", lw=0.5)
-    bx.set_xticks(tokens, check.tokens, fontsize=7)
-    bx.set(xlabel="next token", ylabel="Δ log π(token | x)",
-           title=f"one step, η = {lrs[mid]:.2g}")
-    bx.legend(fontsize=8)
-    fig.suptitle(f"Proposition 1 on a tiny Qwen2 (hidden {P.hidden}, {P.layers} layers, "
-                 f"{check.n_params:,} parameters, random init seed {P.seed}, float64), "
-                 f"prompt '{PROMPT}', one deterministic step", fontsize=10)
-    fig.tight_layout()
-    return fig
-
-
 # --- Eq. 2 and the negative-only gradient of Appendix B.5 --------------------------------------
 
-def equation2_table(eq2: T.Equation2) -> pd.DataFrame:
+def equation2_gaps(eq2: T.Equation2) -> pd.DataFrame:
     """One row per gradient of ``theory.VARIANTS``: its norm and the relative gap between
     autograd and Eq. 2's assembly (``EQ2_GAP``)."""
     rows = [{"gradient": f"{name} ({'B.5' if negative_only else 'Eq. 2'})",
@@ -541,7 +421,7 @@ def equation2_table(eq2: T.Equation2) -> pd.DataFrame:
 
 @dataclass
 class Eq2Check:
-    """Eq. 2 and B.5 on one sampled group: the ``table`` of ``equation2_table``, the group's
+    """Eq. 2 and B.5 on one sampled group: the ``table`` of ``equation2_gaps``, the group's
     ``rewards`` and completion ``lengths``, the range of the importance ratios and the cosine
     between the full and the negative-only gradient."""
 
@@ -557,16 +437,6 @@ class Eq2Check:
                         "lengths": self.lengths, "rewards": self.rewards.tolist(),
                         "ratio_range": self.ratio_range,
                         "cos_full_negative_only": self.cos_full_negative_only}}
-
-    def __str__(self) -> str:
-        low, high = self.ratio_range
-        return (f"completion lengths |y_i| = {self.lengths}, "
-                f"rewards = {self.rewards.astype(int).tolist()}\n"
-                f"importance ratios w_(i,t) range over [{low:.3f}, {high:.3f}]\n"
-                f"cos(GRPO gradient, GRPO-N gradient) = {self.cos_full_negative_only:.3f}")
-
-    def styled(self) -> Styler:
-        return self.table.style.format("{:.3g}")
 
 
 def equation2_check(net: Network, P: Params) -> Eq2Check:
@@ -586,7 +456,7 @@ def equation2_check(net: Network, P: Params) -> Eq2Check:
                              T.parameters(model))
     params = T.stepped(T.parameters(model), first_step, P.lr_max)
     eq2 = T.equation2_gradients(model, params, old_params, x, completions, mask, advantages)
-    table = equation2_table(eq2)
+    table = equation2_gaps(eq2)
     _holds((table[EQ2_GAP] < EQ2_REL_TOL).all(),
            f"Eq. 2 misses autograd: relative gaps {table[EQ2_GAP].tolist()}")
     w_valid = eq2.ratios[mask.bool()]
@@ -630,166 +500,3 @@ def summary_rows(record: dict[str, Any], P: Params) -> pd.DataFrame:
         ("B.5 (GRPO-N)", "relative gap to autograd", "float32 rounding", f"{gap[1]:.1e}"),
     ]
     return pd.DataFrame(rows, columns=["result", "check", "expected", "measured"])
-
-
-def summary_table(record: dict[str, Any], P: Params) -> Styler:
-    """``summary_rows``, for display."""
-    return summary_rows(record, P).style.hide(axis="index")
-
-
-# --- prose written from the results ------------------------------------------------------------
-
-RATIO_SPREAD_Z = 3.0
-"""The text calls an RMS/SE ratio consistent with no bias within this many times its relative
-spread 1/sqrt(2 R) over R repeated means."""
-
-
-def _ranged(values, fmt: str = "{:.2f}") -> str:
-    """'a' if all values print alike, else 'a to b'."""
-    low, high = fmt.format(min(values)), fmt.format(max(values))
-    return low if low == high else f"{low} to {high}"
-
-
-def monte_carlo_text(mc: MonteCarlo, P: Params) -> str:
-    """What the Monte Carlo figure shows: the fitted slopes, and how far the RMS errors sit from
-    their exact standard-error lines (a bias would lift them above the lines at large N)."""
-    single, group = mc.slopes
-    ratios = np.concatenate([mc.rms_single / mc.se_single, mc.rms_group / mc.se_group])
-    spread = 1 / math.sqrt(2 * P.mc_repeats)
-    slopes_ok = all(abs(s + 0.5) < MC_SLOPE_TOL for s in (single, group))
-    on_lines = bool(np.all(np.abs(ratios - 1) < RATIO_SPREAD_Z * spread))
-    text = (f"The fitted slopes are {single:.3f} (Theorem 1) and {group:.3f} (the group update, "
-            f"G = {mc.G}), against −1/2, and the measured RMS errors lie at {_ranged(ratios)} "
-            f"times their exact standard errors (dashed) over N = {mc.samples[0]:,} to "
-            f"{mc.samples[-1]:,} (an RMS over {P.mc_repeats} means scatters by about "
-            f"{spread:.2f} of itself). ")
-    if slopes_ok and on_lines:
-        smallest = min(mc.rms_single.min(), mc.rms_group.min())
-        return text + ("So the sampled averages converge to the formulas and nowhere else: no "
-                       f"bias is visible down to the smallest error measured, {smallest:.1e}.")
-    return text + ("So the sampled averages do not follow the formulas' standard errors "
-                   "everywhere: a bias, or too few repeats, shows in this build.")
-
-
-def group_text(group: GroupCheck) -> str:
-    """What the group table shows: the ratio column against 1 - 1/G, and the largest Monte Carlo
-    deviation in standard errors against ``Z_MAX``."""
-    table = group.table
-    gap = float(np.abs(table["‖E[U]‖ / ‖Theorem 1‖"] - table["1 - 1/G"]).max())
-    z = table[MC_SE]
-    worst = int(z.idxmax())
-    ratio = ("reproduces 1 − 1/G to all printed digits" if gap < 5e-4 else
-             f"misses 1 − 1/G by up to {gap:.3g}")
-    return (f"The ratio column {ratio} (largest gap {gap:.1e}); the largest Monte Carlo deviation "
-            f"over the V components is {z.max():.2f} standard errors (at G = {worst}; "
-            f"{_ranged(z.tolist())} over G = {', '.join(str(g) for g in table.index)}), "
-            + ("within the few standard errors expected of unbiased means." if z.max() < Z_MAX
-               else f"beyond the {Z_MAX:g} standard errors expected of unbiased means."))
-
-
-def proposition1_text(check: Prop1Check) -> str:
-    """What Proposition 1's table and left panel show: the error ratio per halving of eta, the
-    fitted slope, the ratio of the change itself, and the smallest error measured."""
-    p1 = check.record["prop1"]
-    ratios = p1["halving_ratios"]
-    change = np.abs(check.result.actual).max(1)
-    change_ratios = (change[:-1] / change[1:]).tolist()
-    second_order = abs(p1["slope"] - 2) < PROP1_SLOPE_TOL
-    text = (f"Each time η halves, the error of the prediction falls by a factor of "
-            f"{_ranged(ratios)} (fitted slope {p1['slope']:.3f}; {ratios[0]:.2f} at the largest "
-            f"steps, {ratios[-1]:.2f} at the smallest), while Δlog π itself falls by "
-            f"{_ranged(change_ratios)}: ")
-    text += ("the decomposition is right to first order and its remainder is second order, as "
-             "Appendix B.3 states." if second_order else
-             "the remainder is not second order in this build, against Appendix B.3.")
-    return text + (f" The smallest error measured is {min(p1['errors']):.1e}, at "
-                   f"η = {check.lrs[-1]:.2g}.")
-
-
-def cosines_text(check: Prop1Check) -> str:
-    """What the cosines table shows: whether the measured changes follow Proposition 1 better
-    than K = I, and the logits K Delta z better than Delta z."""
-    p1 = check.record["prop1"]
-    text = (f"The measured Δlog π has cosine {p1['cos_actual_predicted']:.5f} with Proposition "
-            f"1's prediction and {p1['cos_actual_K_identity']:.5f} with K = I; the measured "
-            f"change of the logits has cosine {p1['cos_logit_change_K_dz']:.5f} with KΔz and "
-            f"{p1['cos_logit_change_dz']:.5f} with Lemma 1's Δz. ")
-    if p1["cos_logit_change_K_dz"] > p1["cos_logit_change_dz"]:
-        return text + ("So the network's logits do not move along Theorem 1's Δz but along "
-                       "KΔz, as Proposition 1 says.")
-    return text + "So here the network's logits follow Δz at least as closely as KΔz."
-
-
-def equation2_text(eq2: Eq2Check) -> str:
-    """What the Eq. 2 table shows: each gradient's gap to autograd, the importance ratios, and
-    how far apart the full and the negative-only gradients point."""
-    gaps = eq2.table[EQ2_GAP]
-    low, high = eq2.ratio_range
-    agree = bool((gaps < EQ2_REL_TOL).all())
-    text = ("Both gradients " + ("agree" if agree else "do not agree") + " with autograd: "
-            + ", ".join(f"{name} to {gap:.1e} of its size" for name, gap in gaps.items())
-            + f", with importance ratios from {low:.3f} to {high:.3f} and completion lengths "
-            f"{_ranged(eq2.lengths, '{:d}')}. ")
-    cos = eq2.cos_full_negative_only
-    if cos < 1 - 1e-6:
-        return text + (f"The negative-only gradient points in a different direction from the "
-                       f"full one (cosine {cos:.3f}), since the positive responses' terms are "
-                       "gone.")
-    return text + f"The negative-only gradient points along the full one (cosine {cos:.6f})."
-
-
-def summary_text(record: dict[str, Any], P: Params) -> str:
-    """The closing bullets, from the ``collect``ed record alone: what holds, with its numbers."""
-    s, p1 = record, record["prop1"]
-    gap = [row[EQ2_GAP] for row in record["eq2"]["table"]]
-    slopes = (s["theorem1_mc_slope"], s["group_mc_slope"])
-    exact = (s["lemma1_symbolic_zero"] and s["theorem1_symbolic_zero"]
-             and s["lemma1_autograd_max_error"] < AUTOGRAD_TOL
-             and s["theorem1_enumeration_max_error"] < EXACT_TOL)
-    rate = all(abs(x + 0.5) < MC_SLOPE_TOL for x in slopes)
-    group = s["group"]
-    ratio_gap = max(abs(row["‖E[U]‖ / ‖Theorem 1‖"] - row["1 - 1/G"]) for row in group)
-    z = max(row[MC_SE] for row in group)
-    group_ok = all(s["group_symbolic_zero"].values()) and ratio_gap < 5e-4 and z < Z_MAX
-    gainers = s["remark2_gainers_after_rare_positive"]
-    second = abs(p1["slope"] - 2) < PROP1_SLOPE_TOL
-    kdz = p1["cos_logit_change_K_dz"] > p1["cos_logit_change_dz"]
-    low, high = record["eq2"]["ratio_range"]
-    lengths = record["eq2"]["lengths"]
-    bullets = [
-        ("**Lemma 1 and Theorem 1 hold exactly** for a softmax policy" if exact and rate else
-         "**Lemma 1 and Theorem 1 do not pass every check here**")
-        + f": symbolically, against autograd to {s['lemma1_autograd_max_error']:.0e}, and "
-        f"against Monte Carlo averages whose error falls with slopes {slopes[0]:.3f} and "
-        f"{slopes[1]:.3f} in N (the rate N^-1/2 predicts −0.5).",
-        ("**Algorithm 1's expected step is $(1-1/G)$ times Theorem 1**" if group_ok else
-         "**Algorithm 1's expected step misses $(1-1/G)$ times Theorem 1 in some check**")
-        + r" with $\hat A(u)=r(u)-\mathbb E_\pi[r]$: proved above, and checked symbolically, "
-        f"exactly (the ratio column within {ratio_gap:.0e} of 1 − 1/G) and by Monte Carlo "
-        f"(at most {z:.2f} standard errors off) for G = "
-        f"{', '.join(str(row['G']) for row in group)}. For the paper's $G=2$ the toy moves at "
-        "half the speed of the formula, in the same direction.",
-        "**Remark 2 holds for logits, not always for probabilities**: after a positive sample "
-        r"of a rare action, other rare actions gain probability whenever "
-        r"$\pi(u)+\pi(v)<\sum_w\pi(w)^2$, because the dominant action's logit falls most; on "
-        f"this build's policy, after a positive sample of action {P.vocab - 2} (sorted), "
-        + (f"actions {', '.join(str(u) for u in gainers)} gain probability." if gainers else
-           "no other action gains probability."),
-        ("**Proposition 1 holds to first order on a real transformer**, with an "
-         r"$\mathcal O(\eta^2)$ remainder" if second else
-         "**Proposition 1's remainder is not second order here**")
-        + f" (error slope {p1['slope']:.3f} in η, ratio {p1['halving_ratios'][-1]:.2f} at the "
-        "last halving). "
-        + (r"The logits move along $K\Delta\mathbf z$ rather than Lemma 1's $\Delta\mathbf z$ "
-           f"(cosines {p1['cos_logit_change_K_dz']:.4f} against "
-           f"{p1['cos_logit_change_dz']:.4f}); the tabular picture is the $K\\approx cI$ case."
-           if kdz else
-           r"Here the logits follow Lemma 1's $\Delta\mathbf z$ at least as closely as "
-           r"$K\Delta\mathbf z$."),
-        ("**Eq. 2 and the negative-only gradient of B.5** are the gradients of the unclipped "
-         "objective" if max(gap) < EQ2_REL_TOL else
-         "**Eq. 2 or the negative-only gradient of B.5 misses autograd**")
-        + f" (relative gaps {gap[0]:.0e} and {gap[1]:.0e}), checked with importance ratios from "
-        f"{low:.3f} to {high:.3f} and responses of {_ranged(lengths, '{:d}')} tokens.",
-    ]
-    return "\n".join(f"* {b}" for b in bullets)

@@ -1,5 +1,7 @@
-"""The toy's figures (Figures 1, 4-7 and the phase diagram): policy panels, update-rule
-variants, the time-to-expansion heat map and its ECDF, drawn from what ``toy`` keeps."""
+"""The toy's figures (Figures 1, 4-7 and the phase diagram): first the panels any chapter
+draws from what ``toy`` keeps (policy panels, update-rule variants, the time-to-expansion heat
+map and its ECDF), then the toy chapter's own figures, captioned with their settings
+(``sentences``)."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -8,11 +10,15 @@ from matplotlib.colors import LogNorm
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
+from rlvr_dynamics import toy
 from rlvr_dynamics.chapters.style import ACTION_COLORS
-from rlvr_dynamics.toy import Summary
+from rlvr_dynamics.chapters.toy_dynamics import (SHARE_WINDOW, Params, negative_shares,
+                                                 two_settings)
+from rlvr_dynamics.chapters.toy_dynamics.sentences import settings, spread
+from rlvr_dynamics.chapters.toy_dynamics.tables import show
 
 
-def plot_policy(ax, summary: Summary, s: int, title: str = "") -> None:
+def plot_policy(ax, summary: toy.Summary, s: int, title: str = "") -> None:
     """Setting s: per action, the mean of pi over seeds (solid), the central band of seeds
     (shaded), the first seeds (thin) and the mean field (dashed)."""
     x = np.arange(len(summary.mean))
@@ -35,7 +41,7 @@ def legend_handles(K: int) -> list:
                Line2D([], [], color="k", ls="--", label="mean field (Theorem 1)")])
 
 
-def policy_panels(panels: list[tuple[Summary, int, str]], title: str, ncol: int = 2,
+def policy_panels(panels: list[tuple[toy.Summary, int, str]], title: str, ncol: int = 2,
                   width: float = 3.7):
     """``plot_policy`` panels, one per (summary, setting, title), ``ncol`` to a row."""
     nrow = -(-len(panels) // ncol)
@@ -51,7 +57,7 @@ def policy_panels(panels: list[tuple[Summary, int, str]], title: str, ncol: int 
     return fig
 
 
-def plot_variants(axes, variants: dict[str, Summary], s: int, r) -> None:
+def plot_variants(axes, variants: dict[str, toy.Summary], s: int, r) -> None:
     """pi(a1), pi(a2) and the expected reward pi.r of setting s for several update rules:
     mean (solid), central band (shaded), mean field (dashed), one colour per rule."""
     r = np.asarray(r, dtype=float)
@@ -92,3 +98,104 @@ def plot_ecdf(ax, t_seed: np.ndarray, labels: list[str], steps: int, title: str)
         ax.step(x, (t[:, None] <= x).mean(0), where="post", color=c, label=label)
     ax.set(xlabel="step", xscale="log", ylabel="fraction of seeds expanded", ylim=(-0.02, 1.02),
            title=title)
+
+
+# --- the toy chapter's figures -----------------------------------------------------------------
+
+PHASE_VMIN = 10
+"""The shortest time to expansion on the phase diagram's colour scale (steps)."""
+
+
+def plot_figure1(P: Params, by_pi0: toy.Summary, by_r: toy.Summary):
+    """Figure 1 (ours): one policy panel per initial policy, then one per reward vector."""
+    return policy_panels(
+        [(by_pi0, s, f"π0 = {tuple(p)}") for s, p in enumerate(P.pi0_sweep)]
+        + [(by_r, s, f"r = {tuple(r)}") for s, r in enumerate(P.reward_sweep)],
+        f"Figure 1 (ours). Panels 1-{len(P.pi0_sweep)}: r = {tuple(P.rewards)}; then π0 = "
+        f"{tuple(P.pi0)}.\n{settings(P)}; {spread(P)};\ndashed: mean field.")
+
+
+def plot_relative_negatives(P: Params, main: toy.Summary):
+    """The mean policy of the main setting beside the shares of the relative negatives: the
+    shift from a3 to a1 that Section 3.2 describes."""
+    share = negative_shares(main)
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharex=True, constrained_layout=True)
+    plot_policy(axes[0], main, 0, "mean policy (band: central seeds)")
+    for k in range(share.shape[-1]):
+        axes[1].plot(share[:, k], color=ACTION_COLORS[k], label=f"$a_{k + 1}$")
+    axes[1].set(title="share of the relative negatives", xlabel="step", ylim=(-0.02, 1.02))
+    axes[1].legend()
+    fig.suptitle(f"{show(P.pi0, P.rewards)}; {settings(P)}; {spread(P)};\nshares pooled over "
+                 f"{P.seeds} seeds in windows of {SHARE_WINDOW} steps", fontsize=9)
+    return fig
+
+
+def plot_optimizers(P: Params, by_opt: dict[str, toy.Summary]):
+    """The mean over seeds against the mean field (Theorem 1 iterated) under Adam and SGD."""
+    opts = toy.optimizers(P.lr, P.sgd_lr)
+    return policy_panels(
+        [(sm, s, f"{name}, η={opts[name]['lr']}, π0 = {tuple(p)}")
+         for name, sm in by_opt.items() for s, p in enumerate(two_settings(P))],
+        f"Mean over seeds (thick) and mean field (dashed); r = {tuple(P.rewards)}, G={P.G}, "
+        f"τ={P.tau};\n{spread(P)}.")
+
+
+def plot_figure5(P: Params, by_G: dict[int, toy.Summary]):
+    """Figure 5 (ours): one policy panel per group size."""
+    return policy_panels([(sm, 0, f"G = {g}") for g, sm in by_G.items()],
+                         f"Figure 5 (ours). {show(P.pi0, P.rewards)}; {P.optimizer}, "
+                         f"η={P.lr}, τ={P.tau};\n{spread(P)}; dashed: mean field.")
+
+
+def plot_figure6(P: Params, by_tau: toy.Summary):
+    """Figure 6 (ours): one policy panel (the sampling policy Softmax(z/τ)) per temperature."""
+    return policy_panels(
+        [(by_tau, s, f"τ = {t:g}") for s, t in enumerate(P.tau_sweep)],
+        f"Figure 6 (ours). Logits start at log π0, π0 = {tuple(P.pi0)}; curves: the sampling "
+        f"policy Softmax(z/τ).\nr = {tuple(P.rewards)}; {P.optimizer}, η={P.lr}, G={P.G}; "
+        f"{spread(P)}; dashed: mean field.")
+
+
+def plot_figure7(P: Params, four: toy.Summary):
+    """Figure 7 (ours): one policy panel per four-action setting."""
+    return policy_panels([(four, s, f"π0 = {tuple(p)}\nr = {tuple(r)}") for s, (p, r) in
+                          enumerate(zip(P.pi0_four, P.rewards_four))],
+                         f"Figure 7 (ours). Four actions; {settings(P)};\n{spread(P)}; "
+                         "dashed: mean field.")
+
+
+def plot_negative_only(P: Params, by_opt: dict[str, toy.Summary],
+                       negative: dict[str, toy.Summary]):
+    """pi(a1), pi(a2) and the expected reward, standard against negative-only, one row per
+    optimiser (the main setting)."""
+    opts = toy.optimizers(P.lr, P.sgd_lr)
+    fig, axes = plt.subplots(2, 3, figsize=(10, 6.5), constrained_layout=True)
+    for row, name in zip(axes, opts):
+        plot_variants(row, {"standard": by_opt[name], "negative-only": negative[name]}, 0,
+                      P.rewards)
+        row[0].set_ylabel(f"{name}, η={opts[name]['lr']}")
+    axes[0, 0].legend()
+    fig.suptitle(f"Standard vs negative-only updates; {show(P.pi0, P.rewards)}, G={P.G}, "
+                 f"τ={P.tau};\n{spread(P)}; dashed: mean field.", fontsize=10)
+    return fig
+
+
+def plot_phase_diagram(P: Params, grids: dict[str, toy.ExpansionGrid]):
+    """Per update rule: the median time to expansion over the grid, and its distribution over
+    seeds at the smallest G."""
+    norm = LogNorm(vmin=PHASE_VMIN, vmax=P.expansion_steps)
+    fig, axes = plt.subplots(2, 2, figsize=(9.5, 8.5), constrained_layout=True)
+    for col, (rule, grid) in zip(axes.T, grids.items()):
+        im = plot_phase(col[0], np.median(grid.t_seed, -1), P.expansion_p2, P.expansion_G,
+                        P.expansion_steps, f"{rule}: median time to expansion", norm)
+        plot_ecdf(col[1], grid.t_seed[0], [f"π0(a2) = {p:g}" for p in P.expansion_p2],
+                  P.expansion_steps, f"{rule}, G = {P.expansion_G[0]}: distribution over seeds")
+    fig.colorbar(im, ax=axes[0], label="steps")
+    axes[1, 0].legend(fontsize=8)
+    fig.suptitle(f"Time to expansion; π0 = {tuple(P.pi0)} with a2's mass set, r = "
+                 f"{tuple(P.rewards)}; {P.optimizer}, η={P.lr}, τ={P.tau};\n"
+                 f"{P.expansion_seeds} seeds per cell, {P.expansion_steps} steps (grey: the "
+                 "median run had not expanded).", fontsize=10)
+    return fig
+
+
