@@ -35,9 +35,9 @@ LAYERS: dict[str, int] = {
 import its own layer (without cycles) and the layers below, never one above."""
 
 
-PRESENTATION = ("figures", "sentences", "style")
-"""Module names that hold presentation only: a chapter's ``figures`` and ``sentences``, and
-``chapters.style`` (colours, table styles, number formats)."""
+PRESENTATION = ("figures", "tables", "sentences", "style")
+"""Module names that hold presentation only: a chapter's ``figures``, ``tables`` (cells written
+for people) and ``sentences``, and ``chapters.style`` (colours, table styles, number formats)."""
 
 
 def is_presentation(module: str) -> bool:
