@@ -3,6 +3,7 @@ trains quotes it), the titles of the chapter's figures, and the verdict rows' "o
 (``verdict_rows``, for ``verdicts.record``), written from the parameters and the readings."""
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from rlvr_dynamics.chapters.training import VERDICT_CLAIMS, end_values, readings
@@ -51,17 +52,22 @@ def ours(dynamics: dict[str, list[list[dict[str, Any]]]], key: str) -> str:
                      for label, v in end_values(dynamics, key).items())
 
 
+def interval(low: float, high: float) -> str:
+    """A check's 95 % interval, " [low, high]", or nothing where it has none (one seed)."""
+    return "" if math.isnan(low) or math.isnan(high) else f" [{low:+.3f}, {high:+.3f}]"
+
+
 def verdict_rows(dynamics: dict[str, list[list[dict[str, Any]]]]) -> list[dict[str, Any]]:
     """The readings as rows for ``verdicts.record`` (``VERDICT_CLAIMS``: reading 1 is the claim
     ``competitive``, 2 ``entropy_collapse``, 3 and 4 ``entropy_recovery``); ``ours``: the
-    end-of-training values, mean ± sd over seeds; ``checks``: each reading's effect, interval
-    and the paper's side, with its verdict. A claim none of whose readings could be taken is
-    left out."""
+    end-of-training values, mean ± sd over seeds; ``checks``: each reading's effect, its
+    interval (``interval``) and the paper's side, with its verdict. A claim none of whose
+    readings could be taken is left out."""
     table = readings(dynamics).reset_index()
     rows = []
     for claim, key, prefixes in VERDICT_CLAIMS:
         part = table[table["reading"].str.startswith(prefixes)]
-        checks = [(f"{q}: {e:+.3f} [{lo:+.3f}, {hi:+.3f}] ({p}?)", v)
+        checks = [(f"{q}: {e:+.3f}{interval(lo, hi)} ({p}?)", v)
                   for q, e, lo, hi, p, v in
                   part[["quantity", "estimate", "low", "high", "paper", "verdict"]].itertuples(
                       index=False)]
