@@ -29,11 +29,11 @@ from pydantic import model_validator
 from rlvr_dynamics import registry, stats
 from rlvr_dynamics.chapters import (Int, ListOf, NeedsParams, NonNegative, Positive, Real,
                                     Text, needed, require)
+from rlvr_dynamics.paper_tables import entropy_table
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.training import algorithms
 from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import LOSS_TYPES, TrainConfig
-from rlvr_dynamics.paper_tables import entropy_table
 from rlvr_dynamics.training.dynamics import curve, summary
 from rlvr_dynamics.training.run import load_dynamics, obtain_all
 
