@@ -1,6 +1,6 @@
-"""The base-model chapter's computations (``chapters.base_model``): the author's exact
+"""The base-model chapter (``chapters.base_model``, its ``sentences``): the author's exact
 probabilities and Pass@k against hand arithmetic, the path tallies against counts made by hand
-from the records, the summaries and tables against their definitions."""
+from the records, the summaries, tables and sentences against their definitions."""
 import math
 
 import numpy as np
@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from rlvr_dynamics.chapters import base_model as bm
+from rlvr_dynamics.chapters.base_model import sentences
 from rlvr_dynamics.evaluation import EvalSettings
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.tasks.sums import (ALPHABET, Author, SumTask, direct_distribution,
@@ -119,11 +120,12 @@ def test_convergence_line_and_kl(tiny):
                                               [10, 0.6]]}
     base = bm.Base("k", model, tok, log, floor=0.5, seconds=3.0, folder="/x")
     assert base.kl == pytest.approx(0.1)
-    line = bm.convergence_line(base)
+    line = sentences.convergence_line(base)
     # int(0.8 * 5) - 1 = 3: the fourth evaluation, 0.65, against the last, 0.6
     assert line == ("final held-out loss 0.600; KL(author || base) = 0.100 nats per token; "
                     "last 20 % of training lowered it by 0.050")
-    assert f"{sum(p.numel() for p in model.parameters()):,} parameters" in base.describe()
+    assert base.size == sum(p.numel() for p in model.parameters())
+    assert f"{base.size:,} parameters" in sentences.describe(base)
 
 
 # --- does the base reproduce its author? ---------------------------------------------------
@@ -210,8 +212,16 @@ def test_summary_by_hand():
 def test_nucleus_text_counts_the_problems_whose_stepwise_path_is_cut(monkeypatch):
     from rlvr_dynamics.tasks.base import Problem
 
-    probs = iter([np.array([0.99, 0.97, 0.5])])
-    monkeypatch.setattr(bm, "first_char_probabilities", lambda *a, **k: next(probs))
+    asked = []
+    monkeypatch.setattr(bm, "first_char_probabilities",
+                        lambda m, t, prompts, temperature: asked.append(temperature)
+                        or np.array([0.99, 0.97, 0.5]))
     split = {"test": [Problem(f"p{i}", "1+2=", "3", {}) for i in range(3)]}
-    text = bm.nucleus_text(None, None, split)
+    paper = bm.eval_settings(bm.Params())[bm.PAPER_SETTING]
+    nucleus = bm.nucleus(None, None, split, paper)
+    assert asked == [0.6] and list(nucleus) == ["test"]
+    text = sentences.nucleus_text(nucleus, paper)
     assert "out of the nucleus on 2 of 3 problems" in text and "lowest 0.500" in text
+    # a wider nucleus keeps the stepwise path on every problem
+    wide = sentences.nucleus_text(nucleus, EvalSettings(n=1, temperature=0.6, top_p=0.995))
+    assert "out of the nucleus on 0 of 3 problems" in wide

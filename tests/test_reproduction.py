@@ -260,21 +260,6 @@ def test_the_chapters_sentences_follow_the_numbers():
     assert "GRPO-N 0.100 not above GRPO 0.200" in rp.answer_entropy_text(e, "full")
 
 
-def test_the_verdict_page_explains_only_what_did_not_replicate():
-    from rlvr_dynamics.chapters import verdict as chapter
-
-    table = pd.DataFrame({"verdict": ["replicates", "replicates", "not measured"]},
-                         index=["large_k", "ood", "case_study"])
-    assert "nothing to explain" in chapter.hypotheses(table)
-    table.loc["ood", "verdict"] = stats.OPPOSITE
-    text = chapter.hypotheses(table)
-    assert "*Large k and out of distribution.*" in text and "case study" not in text
-    table["chapter"] = "reproduction"
-    assert "*Large k and out of distribution.*" in chapter.hypotheses(table)
-    table["chapter"] = "pretrained"  # SmolLM2's verdicts: the testbed's explanations do not apply
-    assert "nothing to explain" in chapter.hypotheses(table)
-
-
 def test_the_front_page_findings_follow_the_verdict_table():
     table = pd.DataFrame({"claim": ["A claim.", "Another claim."],
                           "verdict": ["replicates", stats.OPPOSITE], "chapter": ["toy", "-"]},

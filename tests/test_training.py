@@ -328,6 +328,66 @@ def test_the_entropy_minimum_is_after_the_start():
     assert fall == stats.OPPOSITE
 
 
+def test_verdict_rows_carry_the_readings_and_the_end_values():
+    """Each claim's checks are its readings (verdicts included) and its "ours" the end values
+    per algorithm, mean ± sd over seeds; a claim whose readings could not be taken is left
+    out (without GRPO, readings 1 and 2)."""
+    import numpy as np
+
+    from rlvr_dynamics.chapters.training import readings
+    from rlvr_dynamics.chapters.training.sentences import verdict_rows
+
+    rng = np.random.default_rng(2)
+    dynamics = {"GRPO": synthetic(lambda t: 0.4 - 0.003 * t, lambda t: 0.5, 3, 0.01, rng),
+                "GRPO-N": synthetic(lambda t: 0.4, lambda t: 0.5 + 0.001 * t, 3, 0.01, rng)}
+    rows = {r["claim"]: r for r in verdict_rows(dynamics)}
+    assert list(rows) == ["competitive", "entropy_collapse", "entropy_recovery"]
+    table = readings(dynamics)
+    for claim, numbers in [("competitive", ("1.",)), ("entropy_recovery", ("3.", "4."))]:
+        part = table[table.index.get_level_values(0).str.startswith(numbers)]
+        assert [v for _, v in rows[claim]["checks"]] == list(part["verdict"])
+        assert [c.split(":")[0] for c, _ in rows[claim]["checks"]] == \
+            [q.split(":")[0] for q in part.index.get_level_values(1)]
+    end = np.array([run[-1]["greedy_accuracy"] for run in dynamics["GRPO-N"]])
+    assert f"GRPO-N {end.mean():.3f} ± {end.std(ddof=1):.3f}" in rows["competitive"]["ours"]
+    assert rows["entropy_collapse"]["ours"].startswith("held-out token entropy at the end: ")
+    alone = verdict_rows({"GRPO-N": dynamics["GRPO-N"]})
+    assert [r["claim"] for r in alone] == ["entropy_recovery"]
+    one_seed = verdict_rows({k: v[:1] for k, v in dynamics.items()})[0]
+    assert " ± " not in one_seed["ours"]
+    assert "[" not in one_seed["checks"][0][0] and "[" in rows["competitive"]["checks"][0][0]
+
+
+def test_held_out_table_lambda_ends_and_entropy_ratios():
+    """The table averages each seed's summary over seeds (sd NaN with one seed); the lambda
+    sweep runs from GRPO-N at 0 through the sweep to GRPO at 1, missing ends left out; our
+    entropy ratio is each seed's end over its base, averaged."""
+    import math
+
+    import numpy as np
+
+    from rlvr_dynamics.chapters.training import entropy_ratios, held_out_table, lambda_ends
+    from rlvr_dynamics.training.dynamics import summary
+
+    rng = np.random.default_rng(3)
+    dynamics = {"GRPO": synthetic(lambda t: 0.4 - 0.003 * t, lambda t: 0.5, 3, 0.01, rng),
+                "GRPO-N": synthetic(lambda t: 0.4, lambda t: 0.5, 1, 0.01, rng)}
+    table = held_out_table(dynamics)
+    ends = [summary(run)["entropy_end"] for run in dynamics["GRPO"]]
+    assert table.loc["GRPO", "entropy_end"] == pytest.approx(np.mean(ends))
+    assert table.loc["GRPO", "sd entropy_end"] == pytest.approx(np.std(ends, ddof=1))
+    assert math.isnan(table.loc["GRPO-N", "sd accuracy_end"])
+    sweep = {0.5: synthetic(lambda t: 0.3, lambda t: 0.6, 2, 0.0, rng)}
+    final = lambda_ends(dynamics, sweep)
+    assert list(final) == [0.0, 0.5, 1.0]
+    assert final[1.0] == [run[-1] for run in dynamics["GRPO"]] and len(final[0.0]) == 1
+    assert list(lambda_ends({"GRPO": dynamics["GRPO"]}, {})) == [1.0]
+    ratios = entropy_ratios(dynamics, "cpu")
+    ours = [summary(run)["entropy_end"] / summary(run)["entropy_base"] for run in dynamics["GRPO"]]
+    assert ratios.loc["GRPO", "ours (cpu), mean"] == pytest.approx(np.mean(ours))
+    assert 0 < ratios.loc["GRPO", "paper, AMC 2023"] < 1  # the paper's GRPO collapses entropy
+
+
 def test_gspo_aggregates_per_sequence_whatever_the_runs_loss_type(tiny, tmp_path):
     """GSPO's objective counts each sequence once (TRL's "grpo" aggregation), so GSPO and GSPO-N
     do not take the run's token-mean "dapo"; GRPO and GRPO-N do."""

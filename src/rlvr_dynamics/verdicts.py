@@ -150,9 +150,15 @@ def recorded(profile: str) -> dict[str, list[dict]]:
     return out
 
 
+def measured(profile: str) -> dict[str, dict]:
+    """claim -> the row that a chapter recorded for it under ``profile`` (``record``: its
+    ``chapter``, ``ours``, ``checks``, ``also`` and ``verdict``)."""
+    return {r["claim"]: r for chapter_rows in recorded(profile).values() for r in chapter_rows}
+
+
 def table(profile: str) -> pd.DataFrame:
     """Every claim: the paper's side and, where a chapter recorded it under ``profile``, ours."""
-    rows = {r["claim"]: r for chapter_rows in recorded(profile).values() for r in chapter_rows}
+    rows = measured(profile)
     out = []
     for key, c in claims().items():
         r = rows.get(key, {})

@@ -2,12 +2,12 @@
 tiny base model pretrained on the author's corpus (``rlvr_dynamics.pretrain``), whether it
 converged to its author, and the base sampled by path.
 
-The chapter's parameters (``Params``), and its computations, tables and figures in the order the
-notebook shows them: the author's exact probabilities (``author_examples``, ``plot_author``,
-``split_table``), pretraining (``load_base``, ``plot_pretraining``, ``convergence_line``), the
-base against its author (``author_matches``, ``match_table``, ``plot_match``), the base sampled
-(``sample_base``, ``plot_passk``, ``summary_table``, ``plot_success_shares``) and the closing
-``claims``."""
+The chapter's parameters (``Params``), and its computations and tables in the order the notebook
+shows them: the author's exact probabilities (``author_examples``, ``split_table``), pretraining
+(``load_base``), the base against its author (``author_matches``, ``match_table``), the base
+sampled (``sample_base``, ``summary_table``) and where the paper's evaluation setting cuts the
+rare path (``nucleus``). Its figures are in ``figures``, its sentences (the closing claims among
+them) in ``sentences``."""
 from __future__ import annotations
 
 import time
@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from pydantic import model_validator
@@ -23,7 +22,7 @@ from pydantic import model_validator
 from rlvr_dynamics.chapters import ChapterParams, Int, ListOf, NonNegative, Positive, Probability, require
 from rlvr_dynamics.entropy import answer_entropy
 from rlvr_dynamics.evaluation import EvalSettings, LoadedModel, evaluate, token_entropy_of
-from rlvr_dynamics.passk import bootstrap_ci, ks_for, pass_at_k
+from rlvr_dynamics.passk import from_probability, pass_at_k
 from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base_model,
                                     first_char_probabilities, loss_floor, pretrain_log)
 from rlvr_dynamics.sampling import TransformersBackend
@@ -149,29 +148,6 @@ def author_examples(examples, author: Author) -> pd.DataFrame:
         "P(right)": round(success_probability(t, author), 3)} for t in examples])
 
 
-def plot_author(author: Author, task: SumTask, operand_counts=(3, 6, 9)):
-    """P(right | path) of the author against the sum: the direct path (exact, single-digit
-    sums from the smallest to the largest any split holds) and the stepwise path for
-    ``operand_counts`` operands, over the test split's sums (shaded)."""
-    ranges = {s: (lo, hi) for s, lo, hi in task.operands}
-    top = 10 ** task.digits - 1
-    smallest = min(lo for lo, _ in ranges.values()) * 10 ** (task.digits - 1)
-    sums_ = np.arange(smallest, max(hi for _, hi in ranges.values()) * top + 1)
-    lo, hi = ranges["test"]
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    ax.step(sums_, direct_success_by_sum(sums_, author), where="post", label="direct")
-    for m in operand_counts:
-        ax.hlines(stepwise_success(m, author), m, top * m, color=f"C{m // 3}", ls="--",
-                  label=f"stepwise, {m} operands")
-    ax.axvspan(lo * 10 ** (task.digits - 1) - 1, hi * top, color="0.9", zorder=0,
-               label=f"test sums ({lo}-{hi} operands)")
-    ax.set(xlabel="the sum", ylabel="P(right | path)", ylim=(-0.02, 1.02),
-           title=f"The author (exact): carry slip {author.carry_slip}, cap {author.carry_cap}, "
-                 f"step slip {author.step_slip}")
-    ax.legend(fontsize=8, loc="center right")
-    return fig
-
-
 def split_table(splits: dict[str, list], author: Author) -> pd.DataFrame:
     """Per split: its size, its operand counts, the share of problems beyond the direct path
     (``direct_success`` 0) and the author's exact Pass@1 (mean ``success_probability``)."""
@@ -211,10 +187,10 @@ class Base:
         """Final held-out loss minus the floor: the per-token KL(author || base)."""
         return self.held[-1, 1] - self.floor
 
-    def describe(self) -> str:
-        return (f"base {self.key}: {sum(p.numel() for p in self.model.parameters()):,} "
-                f"parameters, ready in {self.seconds:.0f} s (a cached base is read back from "
-                f"{self.folder})")
+    @property
+    def size(self) -> int:
+        """The number of parameters."""
+        return sum(p.numel() for p in self.model.parameters())
 
 
 def load_base(cfg: PretrainConfig, profile: str) -> Base:
@@ -224,32 +200,6 @@ def load_base(cfg: PretrainConfig, profile: str) -> Base:
     seconds = time.time() - start
     return Base(cfg.key, model, tokenizer, pretrain_log(cfg, profile), loss_floor(cfg), seconds,
                 base_dir(cfg, profile))
-
-
-def plot_pretraining(base: Base, P: Params):
-    """The training loss (a running mean over a fiftieth of the steps) and the held-out loss
-    against the floor, on a log scale."""
-    held, losses, floor = base.held, np.array(base.log["losses"]), base.floor
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    window = max(1, len(losses) // 50)
-    ax.plot(np.arange(window, len(losses) + 1),
-            np.convolve(losses, np.ones(window) / window, "valid"),
-            lw=1, alpha=0.6, label=f"training loss (mean of {window} steps)")
-    ax.plot(held[:, 0], held[:, 1], "o-", ms=3, label="held-out loss")
-    ax.axhline(floor, color="k", ls="--", label=f"floor: the author's entropy ({floor:.3f})")
-    ax.set(yscale="log", xlabel="pretraining step", ylabel="nats per completion token",
-           title=f"Pretraining (seed {P.seed}, batch {P.batch}, lr {P.lr}, worked {P.worked})")
-    ax.legend(fontsize=8)
-    return fig
-
-
-def convergence_line(base: Base) -> str:
-    """The final held-out loss, the KL from the author, and how much the last 20 % of the
-    held-out evaluations lowered the loss."""
-    held = base.held
-    return (f"final held-out loss {held[-1, 1]:.3f}; KL(author || base) = {base.kl:.3f} "
-            f"nats per token; last 20 % of training lowered it by "
-            f"{held[int(0.8 * len(held)) - 1, 1] - held[-1, 1]:.3f}")
 
 
 # --- does the base reproduce its author? ----------------------------------------------------
@@ -280,29 +230,19 @@ def match_table(match: dict[str, dict[str, np.ndarray]]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["split", "decision"]).round(3)
 
 
-def plot_match(match: dict[str, dict[str, np.ndarray]]):
-    """Each problem's P(right | direct), base against author, one panel per split."""
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
-    for ax, (s, mm) in zip(axes, match.items()):
-        ax.scatter(mm["author_direct_right"], mm["direct_right"], s=10, c=mm["m"],
-                   cmap="viridis")
-        ax.plot([0, 1], [0, 1], "k--", lw=1)
-        ax.set(xlabel="author: P(right | direct)", title=f"{s}: {len(mm['m'])} problems")
-    axes[0].set_ylabel("base: P(right | direct)")
-    fig.suptitle("Each problem's right direct answer, base against author (colour: operands)")
-    plt.tight_layout()
-    return fig
-
-
 # --- the base, sampled ----------------------------------------------------------------------
+
+RL_SETTING, PAPER_SETTING = "T=1.0", "T=0.6, top-p 0.95"
+"""The names of the two settings of ``eval_settings``."""
+
 
 def eval_settings(P: Params) -> dict[str, EvalSettings]:
     """The two settings the base is sampled at: RL's (T = 1, no top-p) and the paper's
     evaluation setting (T = 0.6, top-p 0.95, Appendix C.2)."""
-    return {"T=1.0": EvalSettings(n=P.samples, temperature=1.0, top_p=1.0,
-                                  max_tokens=P.max_tokens, seed=P.seed),
-            "T=0.6, top-p 0.95": EvalSettings(n=P.samples, temperature=0.6, top_p=0.95,
-                                              max_tokens=P.max_tokens, seed=P.seed)}
+    return {RL_SETTING: EvalSettings(n=P.samples, temperature=1.0, top_p=1.0,
+                                     max_tokens=P.max_tokens, seed=P.seed),
+            PAPER_SETTING: EvalSettings(n=P.samples, temperature=0.6, top_p=0.95,
+                                        max_tokens=P.max_tokens, seed=P.seed)}
 
 
 def samples_dir(cfg: PretrainConfig, profile: str) -> Path:
@@ -328,9 +268,8 @@ def sample_base(model, tokenizer, task: SumTask, splits: dict[str, list], author
 
 def exact_pass_at_k(p, ks) -> np.ndarray:
     """Pass@k of a sampler that is right with probability ``p[i]`` on problem i, exactly: the
-    mean over problems of 1 - (1 - p) ** k, for each k of ``ks``."""
-    p = np.asarray(p, dtype=float)
-    return np.array([np.mean(1 - (1 - p) ** k) for k in ks])
+    mean over problems of ``passk.from_probability``, for each k of ``ks``."""
+    return np.array([np.mean(from_probability(p, k)) for k in ks])
 
 
 def author_pass_at_k(problems, author: Author, ks) -> np.ndarray:
@@ -338,32 +277,9 @@ def author_pass_at_k(problems, author: Author, ks) -> np.ndarray:
     return exact_pass_at_k([success_probability(q.meta["terms"], author) for q in problems], ks)
 
 
-def _setting_names(sampled) -> list[str]:
+def setting_names(sampled) -> list[str]:
+    """The settings of ``sampled`` (keyed ``(split, setting name)``), in order."""
     return list(dict.fromkeys(name for _, name in sampled))
-
-
-def plot_passk(sampled, splits: dict[str, list], author: Author, samples: int, seed: int):
-    """Pass@k of the base per split and setting (unbiased estimator, 95 % bootstrap band over
-    problems) beside the author's exact curve at T = 1."""
-    ks = ks_for(samples)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.6), sharey=True)
-    for ax, s in zip(axes, splits):
-        for i, name in enumerate(_setting_names(sampled)):
-            table = sampled[s, name][1]
-            per = pass_at_k(table["n"].to_numpy(), table["c"].to_numpy(), ks)
-            lo, hi = bootstrap_ci(per)
-            ax.plot(ks, per.mean(0), "o-", ms=3, color=f"C{i}", label=f"base, {name}")
-            ax.fill_between(ks, lo, hi, color=f"C{i}", alpha=0.2)
-        ax.plot(ks, author_pass_at_k(splits[s], author, ks), "k--", lw=1,
-                label="author, T=1 (exact)")
-        ax.set(xscale="log", xticks=ks, xticklabels=ks, xlabel="k",
-               title=f"{s} ({len(splits[s])} problems)")
-    axes[0].set_ylabel("Pass@k")
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"Pass@k of the base (n = {samples}, seed {seed}; band: 95 % bootstrap over "
-                 "problems)")
-    plt.tight_layout()
-    return fig
 
 
 def summary(recs: pd.DataFrame, table: pd.DataFrame, samples: int) -> dict[str, float]:
@@ -392,66 +308,13 @@ def summary_table(sampled, samples: int) -> pd.DataFrame:
                          for s, name in sampled}).round(3)
 
 
-def plot_success_shares(sampled, splits: dict[str, list], samples: int, seed: int):
-    """Histograms of each problem's share of right samples, one panel per setting, split by
-    whether the direct path can reach the problem."""
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    bins = np.linspace(0, 1, 21)
-    for ax, name in zip(axes, _setting_names(sampled)):
-        for s, ls in zip(splits, ("-", "--")):
-            table = sampled[s, name][1]
-            share = table["c"] / table["n"]
-            for possible, color in ((True, "C0"), (False, "C3")):
-                sel = share[table["direct_possible"] == possible]
-                if len(sel):
-                    ax.hist(sel, bins=bins, histtype="step", ls=ls, color=color,
-                            label=f"{s}, {'within' if possible else 'beyond'} the direct path")
-        ax.set(xlabel="share of a problem's samples that are right", title=name, yscale="log")
-    axes[0].set_ylabel("problems")
-    axes[0].legend(fontsize=7)
-    fig.suptitle(f"Per-problem success of the base (n = {samples}, seed {seed})")
-    plt.tight_layout()
-    return fig
+# --- the paper's evaluation setting and the rare path -------------------------------------
 
-
-# --- summary --------------------------------------------------------------------------------
-
-def claims(base: Base, match, sampled, P: Params) -> pd.DataFrame:
-    """The chapter's claims beside what was measured (at T = 1 and at the paper's setting)."""
-    samples = P.samples
-    splits = list(dict.fromkeys(s for s, _ in sampled))
-    t1 = {s: summary(*sampled[s, "T=1.0"], samples) for s in splits}
-    t6 = {s: summary(*sampled[s, "T=0.6, top-p 0.95"], samples) for s in splits}
-    return pd.DataFrame([
-        ("pretraining converged: held-out loss near the author's entropy",
-         f"KL(author || base) = {base.kl:.3f} nats/token (floor {base.floor:.3f})"),
-        ("the base chooses the rare path as often as the author",
-         f"P(stepwise) test {match['test']['stepwise'].mean():.3f}, "
-         f"ood {match['ood']['stepwise'].mean():.3f} (author {P.stepwise})"),
-        (f"Pass@1 well below Pass@{samples} (T=1)",
-         "; ".join(f"{s} {t1[s]['Pass@1']:.2f} vs {t1[s][f'Pass@{samples}']:.2f}"
-                   for s in splits)),
-        ("many distinct answers (T=1)",
-         "; ".join(f"{s} {t1[s]['distinct answers']:.1f} per problem, entropy "
-                   f"{t1[s]['answer entropy']:.2f}" for s in splits)),
-        ("problems solved only rarely (T=1)",
-         "; ".join(f"{s} {t1[s]['solved rarely (0 < c ≤ 1 %)']:.0%}" for s in splits)),
-        ("at T=0.6, top-p 0.95 the rare path is cut",
-         "; ".join(f"{s}: stepwise share {t6[s]['stepwise share']:.3f}, never solved "
-                   f"{t6[s]['never solved']:.0%}" for s in splits)),
-    ], columns=["claim", "measured"]).set_index("claim")
-
-
-def nucleus_text(model, tokenizer, splits: dict[str, list], temperature: float = 0.6,
-                 top_p: float = 0.95) -> str:
-    """Whether the stepwise path survives the paper's evaluation setting: the base's exact
-    probability of a direct first character (``#``) at ``temperature``, per split; where it is
-    above ``top_p`` the nucleus holds ``#`` alone and the stepwise path is never sampled."""
-    parts = []
-    for split, problems in splits.items():
-        p = first_char_probabilities(model, tokenizer, [q.prompt for q in problems], temperature)
-        cut = int((p > top_p).sum())
-        parts.append(f"on {split}, P(#) at temperature {temperature:g} is {p.mean():.3f} on "
-                     f"average (lowest {p.min():.3f}), so top-p {top_p:g} leaves the stepwise "
-                     f"path out of the nucleus on {cut} of {len(p)} problems")
-    return "; ".join(parts) + "."
+def nucleus(model, tokenizer, splits: dict[str, list], setting: EvalSettings
+            ) -> dict[str, np.ndarray]:
+    """Per split, the base's exact probability of a direct first character (``#``) at
+    ``setting``'s temperature, per problem: where it is above ``setting.top_p`` the nucleus
+    holds ``#`` alone and the stepwise path is never sampled."""
+    return {split: first_char_probabilities(model, tokenizer, [q.prompt for q in problems],
+                                            setting.temperature)
+            for split, problems in splits.items()}

@@ -1,20 +1,29 @@
 """The chapter on the evaluation stack (``notebooks/evaluation.md``): Pass@k (unbiased) checked
 against exact arithmetic, the grader on real benchmark files, and Tables 1, 2 and 4's layouts
-on the book's own models (the stack is ``rlvr_dynamics.evaluation``)."""
+on the book's own models (the stack is ``rlvr_dynamics.evaluation``).
+
+The chapter's parameters (``Params``), the estimator's two checks (``estimator_checks``, read
+against ``EXACT_TOL`` and ``UNBIASED_Z``), the grader's check (``grader_check``), the tables'
+evaluations (``evaluate``, ``passk_summary``) and what the records hold (``records_summary``).
+Its figures and styled tables are in ``figures``, its sentences in ``sentences``."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from dataclasses import dataclass
 from fractions import Fraction
+from math import comb
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 from pydantic import model_validator
 
+from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NonNegative, Real, Spec, require)
-from rlvr_dynamics.evaluation import BACKENDS
+from rlvr_dynamics.evaluation import BACKENDS, EvalSettings
+from rlvr_dynamics.passk import from_probability, ks_for, pass_at_k
+from rlvr_dynamics.tasks.math import check_benchmarks
 
 
 class Params(ChapterParams):
@@ -70,7 +79,7 @@ class Params(ChapterParams):
         return self
 
 
-# --- prose written from the results ------------------------------------------------------------
+# --- the estimator, checked --------------------------------------------------------------------
 
 EXACT_TOL = 1e-12
 """The estimator against exact rational arithmetic: rounding error only (as the tests demand)."""
@@ -78,19 +87,129 @@ UNBIASED_Z = 4.0
 """The mean estimate may miss 1 - (1 - p)^k by this many times its standard error's bound."""
 
 
-def estimator_text(ours: Sequence[float], exact: Sequence[Fraction], deviations: Sequence[pd.Series],
-                   draws: int) -> str:
-    """The estimator's two checks in words: its largest gap to exact arithmetic, and its mean's
-    largest gap to 1 - (1 - p)^k against the bound 0.5/sqrt(draws) on the standard error."""
-    gap = max(abs(float(o - e)) for o, e in zip(ours, exact))
-    worst = max(float(np.abs(d).max()) for d in deviations)
-    se = 0.5 / math.sqrt(draws)
-    first = (f"it matches exact rational arithmetic to rounding error (largest gap {gap:.1e} over "
-             f"{len(ours)} random (n, c, k))" if gap < EXACT_TOL else
-             f"it misses exact rational arithmetic by up to {gap:.1e} over {len(ours)} random "
-             "(n, c, k)")
-    second = (f"its mean over {draws:,} draws of c lies within {worst:.4f} of 1 − (1 − p)^k, "
-              f"{worst / se:.1f} times the bound {se:.4f} on its standard error"
-              + (", as an unbiased estimator should" if worst < UNBIASED_Z * se else
-                 ", more than an unbiased estimator allows"))
-    return f"In this build, the Pass@k estimator {first[3:]}, and {second}."
+@dataclass
+class EstimatorChecks:
+    """``passk.pass_at_k`` checked twice: ``ours`` against ``exact`` (rational arithmetic) on
+    random (n, c, k), and ``deviations``: per p, its mean over ``draws`` draws of
+    c ~ Binomial(``n``, p) minus 1 - (1 - p)^k, for k = ``ks``."""
+
+    ours: list[float]
+    exact: list[Fraction]
+    deviations: list[pd.Series]
+    draws: int
+    n: int
+    ks: list[int]
+
+
+def estimator_checks(seed: int, cases: int = 300, n_max: int = 1024, n: int = 16,
+                     ps=(0.02, 0.1, 0.4), draws: int = 20_000) -> EstimatorChecks:
+    """The estimator against exact arithmetic on ``cases`` random (n, c, k) with n up to
+    ``n_max``, then its mean over ``draws`` binomial draws of c (``n`` samples, success
+    probability each of ``ps``) against ``passk.from_probability``; one generator from
+    ``seed`` feeds both, in that order."""
+    rng = np.random.default_rng(seed)
+    ns = rng.integers(1, n_max + 1, size=cases)
+    cs = rng.integers(0, ns + 1)
+    ks = rng.integers(1, ns + 1)
+    exact = [1 - Fraction(comb(ni - ci, ki), comb(ni, ki)) for ni, ci, ki in zip(ns, cs, ks)]
+    ours = [pass_at_k(ni, ci, ki)[0, 0] for ni, ci, ki in zip(ns, cs, ks)]
+    kn = ks_for(n)
+    deviations = [pd.Series(pass_at_k(n, rng.binomial(n, p, size=draws), kn).mean(axis=0)
+                            - from_probability(p, kn), index=kn, name=f"p = {p}")
+                  for p in ps]
+    return EstimatorChecks(ours, exact, deviations, draws, n, kn)
+
+
+def exact_gap(check: EstimatorChecks) -> float:
+    """The largest |ours - exact| of the first check."""
+    return max(abs(float(o - e)) for o, e in zip(check.ours, check.exact))
+
+
+def worst_deviation(check: EstimatorChecks) -> float:
+    """The largest |mean estimate - 1 + (1 - p)^k| of the second check."""
+    return max(float(np.abs(d).max()) for d in check.deviations)
+
+
+def se_bound(draws: int) -> float:
+    """The bound 0.5 / sqrt(draws) on the standard error of a mean of ``draws`` values in
+    [0, 1]."""
+    return 0.5 / math.sqrt(draws)
+
+
+def matches_exact(check: EstimatorChecks) -> bool:
+    """Whether the first check finds rounding error only (below ``EXACT_TOL``)."""
+    return exact_gap(check) < EXACT_TOL
+
+
+def looks_unbiased(check: EstimatorChecks) -> bool:
+    """Whether the second check's mean estimates all lie within ``UNBIASED_Z`` times the
+    standard error's bound of 1 - (1 - p)^k."""
+    return worst_deviation(check) < UNBIASED_Z * se_bound(check.draws)
+
+
+def deviation_table(check: EstimatorChecks) -> pd.DataFrame:
+    """The second check's deviations: one row per p, one column per k."""
+    return pd.DataFrame(check.deviations).rename_axis(columns="k")
+
+
+# --- the grader, checked on real benchmark files ------------------------------------------------
+
+GRADER_COLUMNS = ["rows", "gold_self_correct", "perturbed_wrong", "solutions_with_boxed",
+                  "solution_agrees", "timeouts"]
+"""What ``grader_check`` reports per benchmark (``tasks.math.check_benchmarks``)."""
+
+
+def grader_check(benchmarks_dir: str | None) -> pd.DataFrame | None:
+    """``tasks.math.check_benchmarks`` on the benchmark folders under ``benchmarks_dir``, one
+    row per benchmark; None when no folder is given."""
+    if benchmarks_dir is None:
+        return None
+    return pd.DataFrame(check_benchmarks(benchmarks_dir)).T[GRADER_COLUMNS]
+
+
+# --- Tables 1, 2 and 4 on the book's models ----------------------------------------------------
+
+TABLES = ("table1", "table2")
+"""The chapter's two tables of models and benchmarks (the ``<table>_*`` parameters)."""
+
+
+def table_params(P: Params, table: str) -> dict:
+    """``table``'s models, benchmarks, ``n``, ``max_tokens`` and ``problems``."""
+    require(table in TABLES, f"table={table!r} must be one of {list(TABLES)}")
+    return {key: getattr(P, f"{table}_{key}")
+            for key in ("models", "benchmarks", "n", "max_tokens", "problems")}
+
+
+def evaluate(P: Params, table: str) -> dict[tuple[str, str], pd.DataFrame]:
+    """The records of ``table``'s (benchmark, model) pairs (``evaluation.evaluate_table``) at
+    the chapter's sampling settings; empty when the table has no models."""
+    t = table_params(P, table)
+    if not t["models"]:
+        return {}
+    settings = EvalSettings(n=t["n"], temperature=P.temperature, top_p=P.top_p,
+                            max_tokens=t["max_tokens"], seed=P.seed, chunk=P.chunk)
+    return ev.evaluate_table(t["models"], t["benchmarks"], settings, P.profile,
+                             backend=P.backend, batch_size=P.batch_size, data_dir=P.data_dir,
+                             problems=t["problems"],
+                             subsample={name: tuple(v) for name, v in P.subsample.items()},
+                             recompute=P.recompute)
+
+
+def passk_summary(P: Params, table: str, records: dict[tuple[str, str], pd.DataFrame]
+                  ) -> pd.DataFrame | None:
+    """Pass@k of ``records`` (``table``'s) at k = 1, 2, 4, ... up to its ``n``, with
+    ``bootstrap``-resample intervals (``evaluation.passk_summary``); None without records."""
+    if not records:
+        return None
+    return ev.passk_summary(records, ks_for(table_params(P, table)["n"]),
+                            resamples=P.bootstrap, seed=P.seed)
+
+
+def records_summary(records: dict[tuple[str, str], pd.DataFrame]) -> pd.DataFrame:
+    """Per (benchmark, model): how many samples are kept, their mean length in tokens, the
+    share that stopped on their own and the share without an answer."""
+    names = registry.labels(list(dict.fromkeys(m for _, m in records)))
+    return pd.DataFrame({(b, names[m]): {"samples": len(r), "mean length (tokens)": r["length"].mean(),
+                                         "stopped on its own": r["finished"].mean(),
+                                         "no answer (NA)": r["answer"].isna().mean()}
+                         for (b, m), r in records.items()}).T.rename_axis(["benchmark", "model"])

@@ -13,15 +13,15 @@ The readings (Section 4.2), checked on runs over several seeds (``stats``):
 4. under GRPO-N it ends above the base model's.
 
 Each is a check over seeds with a Student-t interval and a margin declared here
-(``ACCURACY_MARGIN``, ``ENTROPY_MARGIN``; ``stats``).
+(``ACCURACY_MARGIN``, ``ENTROPY_MARGIN``; ``stats``); ``VERDICT_CLAIMS`` says which claim of
+``verdicts`` each decides. Figure 2 and the sweep over lambda are drawn by ``figures``, the
+sentences (the settings, the verdict rows' "ours") written by ``sentences``.
 """
 from __future__ import annotations
 
-import textwrap
 from pathlib import Path
 from typing import Any
 
-import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import yaml
@@ -29,12 +29,12 @@ from pydantic import model_validator
 
 from rlvr_dynamics import REPO, registry, stats
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, Text, needed, require
+from rlvr_dynamics.paper_tables import entropy_table
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.training import algorithms
-from rlvr_dynamics.chapters.style import COLORS
 from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import Settings, TrainConfig
-from rlvr_dynamics.training.dynamics import curve
+from rlvr_dynamics.training.dynamics import curve, summary
 from rlvr_dynamics.training.run import load_dynamics, obtain_all
 
 
@@ -146,6 +146,65 @@ def dynamics_of(runs: dict[Any, list[Path]]) -> dict[Any, list[list[dict[str, An
     return {label: [load_dynamics(f) for f in folders] for label, folders in runs.items()}
 
 
+def algorithm_table() -> pd.DataFrame:
+    """The four algorithms (``training.algorithms``): where each takes its importance ratio and
+    its weight lambda on positive samples."""
+    return pd.DataFrame([{"algorithm": a.label, "importance ratio": a.importance_sampling_level,
+                          "λ (weight on positive samples)": a.positive_weight}
+                         for a in ALGORITHMS.values()]).set_index("algorithm")
+
+
+# --- the held-out curves in numbers ------------------------------------------------------------
+
+def end_values(dynamics: dict[str, list[list[dict[str, Any]]]], key: str
+               ) -> dict[str, np.ndarray]:
+    """label -> the last logged value of ``key``, one per seed."""
+    return {label: curve(runs, key)[1][:, -1] for label, runs in dynamics.items()}
+
+
+def seed_summaries(dynamics: dict[str, list[list[dict[str, Any]]]]) -> dict[str, pd.DataFrame]:
+    """label -> one row per seed of ``training.dynamics.summary`` (the held-out curves at the
+    base, at the lowest entropy and at the end)."""
+    return {label: pd.DataFrame([summary(r) for r in runs]) for label, runs in dynamics.items()}
+
+
+def held_out_table(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFrame:
+    """Per algorithm, ``seed_summaries`` averaged over seeds, with the standard deviation over
+    seeds of the final accuracy and entropy (``sd`` columns; NaN with one seed)."""
+    rows = seed_summaries(dynamics)
+    table = pd.DataFrame({label: df.mean() for label, df in rows.items()}).T
+    for key in ("accuracy_end", "entropy_end"):
+        table[f"sd {key}"] = [df[key].std(ddof=1) for df in rows.values()]
+    return table
+
+
+def lambda_ends(dynamics: dict[str, list[list[dict[str, Any]]]],
+                sweep: dict[float, list[list[dict[str, Any]]]]) -> dict[float, list[dict]]:
+    """lambda -> the last record of each seed's run: GRPO-N's at 0, the sweep's, GRPO's at 1
+    (a lambda without runs left out)."""
+    final = {0.0: [r[-1] for r in dynamics.get("GRPO-N", [])],
+             **{lam: [r[-1] for r in runs] for lam, runs in sweep.items()},
+             1.0: [r[-1] for r in dynamics.get("GRPO", [])]}
+    return {lam: v for lam, v in final.items() if v}
+
+
+def entropy_ratios(dynamics: dict[str, list[list[dict[str, Any]]]], profile: str
+                   ) -> pd.DataFrame:
+    """Per algorithm, the token entropy at the end over the base's: the paper's (Table 4, AMC
+    2023 and AIME 2025) beside ours (held-out, mean and sd over seeds)."""
+    token = entropy_table().loc["Token-Level Entropy"]
+    base = token.loc["Qwen2.5-Math-7B"]
+    rows = seed_summaries(dynamics)
+    ratios = pd.DataFrame({label: {
+        "paper, AMC 2023": token.loc[f"Qwen2.5-Math-7B {label}", "AMC 2023"] / base["AMC 2023"],
+        "paper, AIME 2025": token.loc[f"Qwen2.5-Math-7B {label}", "AIME 2025"] / base["AIME 2025"],
+        f"ours ({profile}), mean": (rows[label]["entropy_end"] / rows[label]["entropy_base"]).mean(),
+        f"ours ({profile}), sd": (rows[label]["entropy_end"] / rows[label]["entropy_base"]).std(ddof=1),
+    } for label in rows}).T
+    ratios.index.name = "end / base token entropy"
+    return ratios
+
+
 # --- the readings ------------------------------------------------------------------------------
 
 ACCURACY_MARGIN = 0.05
@@ -173,9 +232,7 @@ def readings(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFrame:
     label -> one record list per seed (``dynamics.records``). Every outcome of each check is
     reachable: reading 3 measures the fall and the rise at a step strictly between the start
     and the end."""
-    end = {label: {key: curve(runs, key)[1][:, -1] for key in ("greedy_accuracy",
-                                                             "heldout_entropy")}
-           for label, runs in dynamics.items()}
+    end = {key: end_values(dynamics, key) for key in ("greedy_accuracy", "heldout_entropy")}
     base_h = float(np.mean([curve(runs, "heldout_entropy")[1][:, 0].mean()
                             for runs in dynamics.values()]))
     margin = ENTROPY_MARGIN * base_h
@@ -189,12 +246,12 @@ def readings(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFrame:
     if "GRPO" in dynamics:
         for label in others:
             add("1. competitive greedy accuracy", f"{label} - GRPO, end",
-                stats.two_sample(end[label]["greedy_accuracy"], end["GRPO"]["greedy_accuracy"],
+                stats.two_sample(end["greedy_accuracy"][label], end["greedy_accuracy"]["GRPO"],
                                  ACCURACY_MARGIN, stats.NON_INFERIORITY),
                 f"> -{ACCURACY_MARGIN:g}")
         for label in others:
             add("2. GRPO ends with the lowest entropy", f"{label} - GRPO, end",
-                stats.two_sample(end[label]["heldout_entropy"], end["GRPO"]["heldout_entropy"],
+                stats.two_sample(end["heldout_entropy"][label], end["heldout_entropy"]["GRPO"],
                                  margin), f"> +{margin:.3f}")
     for label in others:
         steps, h = curve(dynamics[label], "heldout_entropy")
@@ -216,80 +273,8 @@ def readings(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFrame:
                         ).set_index(["reading", "quantity"])
 
 
-def verdict_rows(dynamics: dict[str, list[list[dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """The readings as rows for ``verdicts.record``: reading 1 is the claim ``competitive``,
-    2 ``entropy_collapse``, 3 and 4 ``entropy_recovery``; ``ours``: the end-of-training values,
-    mean ± sd over seeds."""
-    table = readings(dynamics).reset_index()
-
-    def ours(key: str) -> str:
-        return ", ".join(f"{label} {v.mean():.3f}" + (f" ± {v.std(ddof=1):.3f}" if len(v) > 1
-                                                      else "")
-                         for label, runs in dynamics.items()
-                         for v in [curve(runs, key)[1][:, -1]])
-
-    def checks(prefixes: tuple[str, ...]) -> list[tuple[str, str]]:
-        part = table[table["reading"].str.startswith(prefixes)]
-        return [(f"{q}: {e:+.3f} [{lo:+.3f}, {hi:+.3f}] ({p}?)", v)
-                for q, e, lo, hi, p, v in
-                part[["quantity", "estimate", "low", "high", "paper", "verdict"]].itertuples(
-                    index=False)]
-
-    rows = [("competitive", f"held-out greedy accuracy at the end: {ours('greedy_accuracy')}",
-             ("1.",)),
-            ("entropy_collapse", f"held-out token entropy at the end: {ours('heldout_entropy')}",
-             ("2.",)),
-            ("entropy_recovery", f"held-out token entropy at the end: {ours('heldout_entropy')}",
-             ("3.", "4."))]
-    return [{"claim": c, "ours": o, "checks": checks(p)} for c, o, p in rows if checks(p)]
-
-
-# --- Figure 2 -----------------------------------------------------------------------------------
-
-PANELS = [("greedy_accuracy", "greedy accuracy (held-out)"),
-          ("heldout_entropy", "token entropy (held-out)"),
-          ("actor_entropy", "actor entropy (rollouts)"),
-          ("reward", "mean reward (rollouts)"),
-          ("frac_negative", "fraction of negative samples"),
-          ("kl", "KL to the reference"),
-          ("clip_fraction", "clip fraction")]
-
-
-def plot_dynamics(dynamics: dict[str, list[list[dict[str, Any]]]], title: str):
-    """``dynamics``: algorithm label -> one record list (``dynamics.records``) per seed."""
-    fig, axes = plt.subplots(2, 4, figsize=(15, 6.5), constrained_layout=True)
-    for ax, (key, name) in zip(axes.flat, PANELS):
-        for label, runs in dynamics.items():
-            if not all(any(key in r for r in run) for run in runs):
-                continue
-            steps, values = curve(runs, key)
-            color = COLORS.get(label)
-            ax.plot(steps, values.mean(0), color=color, label=label, lw=1.5)
-            if len(runs) > 1:
-                ax.fill_between(steps, values.min(0), values.max(0), color=color, alpha=0.2,
-                                lw=0)
-        ax.set_title(name, fontsize=10)
-        ax.set_xlabel("training step")
-        ax.grid(alpha=0.3)
-    axes.flat[0].legend(fontsize=9)
-    axes.flat[-1].axis("off")
-    fig.suptitle(textwrap.fill(title, 170), fontsize=10)
-    return fig
-
-
-def plot_lambda(final: dict[float, list[dict[str, Any]]], title: str):
-    """``final``: lambda -> the last record of each seed's run; the held-out accuracy and
-    entropy at the end of training against lambda (0: GRPO-N, 1: GRPO)."""
-    lams = sorted(final)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), constrained_layout=True)
-    for ax, (key, name) in zip(axes, PANELS[:2]):
-        values = [np.array([r[key] for r in final[lam]], dtype=float) for lam in lams]
-        mean = np.array([v.mean() for v in values])
-        ax.plot(lams, mean, "o-", color="tab:purple")
-        for lam, v in zip(lams, values):
-            ax.plot([lam] * len(v), v, ".", color="tab:purple", alpha=0.4)
-        ax.set_xlabel("λ (weight on positive samples)")
-        ax.set_title(f"{name} at the end", fontsize=10)
-        ax.grid(alpha=0.3)
-    fig.suptitle(textwrap.fill(title, 100), fontsize=9)
-    return fig
+VERDICT_CLAIMS = (("competitive", "greedy_accuracy", ("1.",)),
+                  ("entropy_collapse", "heldout_entropy", ("2.",)),
+                  ("entropy_recovery", "heldout_entropy", ("3.", "4.")))
+"""The claims of ``verdicts`` that the readings decide: the claim, the held-out quantity whose
+end values are ours, and the readings (by number) that are its checks."""

@@ -1,0 +1,73 @@
+"""The closing chapter (``chapters.verdict``, its ``sentences`` and ``figures``): the page
+explains only what did not replicate, counts every verdict, folds each claim's checks as they
+were recorded, and shows one row per claim with its verdict in the open."""
+import pandas as pd
+import pytest
+
+from rlvr_dynamics import stats, verdicts
+from rlvr_dynamics.chapters import verdict as chapter
+from rlvr_dynamics.chapters.verdict import figures, sentences
+
+
+def test_the_verdict_page_explains_only_what_did_not_replicate():
+    table = pd.DataFrame({"verdict": ["replicates", "replicates", "not measured"]},
+                         index=["large_k", "ood", "case_study"])
+    assert chapter.not_replicated(table) == []
+    assert "nothing to explain" in sentences.hypotheses(table)
+    table.loc["ood", "verdict"] = stats.OPPOSITE
+    assert chapter.not_replicated(table) == ["ood"]
+    text = sentences.hypotheses(table)
+    assert "*Large k and out of distribution.*" in text and "case study" not in text
+    table["chapter"] = "reproduction"
+    assert "*Large k and out of distribution.*" in sentences.hypotheses(table)
+    table["chapter"] = "pretrained"  # SmolLM2's verdicts: the testbed's explanations do not apply
+    assert "nothing to explain" in sentences.hypotheses(table)
+
+
+@pytest.fixture
+def recorded(tmp_path, monkeypatch):
+    """Two chapters' verdicts under the profile "t": a partly replicated claim with a check
+    shown beside its deciding ones, and one that replicates; the rest not measured."""
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    verdicts.record("t", "reproduction", [{"claim": "large_k", "ours": "GRPO-N < 1",
+                                           "checks": [("a", stats.REPLICATES),
+                                                      ("b <x>", stats.OPPOSITE)],
+                                           "also": [("c", stats.NO_EFFECT)]}])
+    verdicts.record("t", "training", [{"claim": "competitive", "ours": "x",
+                                       "checks": [("d", stats.REPLICATES)]}])
+    return verdicts.table("t"), verdicts.measured("t")
+
+
+def test_tally_counts_every_verdict(recorded):
+    table, _ = recorded
+    counts = chapter.tally(table)["claims"]
+    assert list(counts.index) == list(verdicts.VERDICTS)
+    assert counts["partly"] == counts["replicates"] == 1
+    assert counts["not measured"] == len(verdicts.claims()) - 2 and counts.sum() == len(table)
+
+
+def test_each_claims_checks_fold_as_recorded(recorded):
+    table, measured = recorded
+    html = sentences.checks(table, measured)
+    blocks = html.split("\n")
+    assert len(blocks) == len(verdicts.claims())
+    assert all(b.startswith("<details><summary>") and b.endswith("</details>") for b in blocks)
+    large_k = blocks[list(table.index).index("large_k")]
+    assert "— <strong>partly</strong></summary>" in large_k
+    assert "<code>reproduction</code>" in large_k
+    assert "<li>a: <em>replicates</em></li><li>b &lt;x&gt;: <em>opposite</em></li>" in large_k
+    assert "not deciding:</p><ul><li>c: <em>no effect within the margin</em></li>" in large_k
+    assert "not deciding" not in blocks[list(table.index).index("competitive")]
+    assert "No chapter of this build measured this claim." in \
+        blocks[list(table.index).index("ood")]
+
+
+def test_the_verdict_table_has_one_row_per_claim_and_its_verdict_in_the_open(recorded):
+    table, _ = recorded
+    html = figures.verdict_table(table, sentences.caption("t")).to_html()
+    assert html.count("<tr>") == len(table) + 1  # the heading and one row per claim
+    assert "toy_two_stages" not in html            # no index: the claim is the first column
+    assert ">partly</td>" in html and ">not measured</td>" in html
+    assert "(t profile)" in html
+    assert "&#39;" in html or "'" not in "".join(table["claim"])  # text escaped
+    assert f"color: {figures.VERDICT_COLORS['partly']}" in html
