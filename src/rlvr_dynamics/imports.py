@@ -35,9 +35,10 @@ LAYERS: dict[str, int] = {
 import its own layer (without cycles) and the layers below, never one above."""
 
 
-PRESENTATION = ("figures", "tables", "sentences", "style")
-"""Module names that hold presentation only: a chapter's ``figures``, ``tables`` (cells written
-for people) and ``sentences``, and ``chapters.style`` (colours, table styles, number formats)."""
+PRESENTATION = ("figures", "display", "sentences", "style")
+"""Module names that hold presentation only: a chapter's ``figures``, ``display`` (tables whose
+cells are written for people) and ``sentences``, and ``chapters.style`` (colours, table styles,
+number formats). A chapter's plain tables of numbers are computation."""
 
 
 def is_presentation(module: str) -> bool:

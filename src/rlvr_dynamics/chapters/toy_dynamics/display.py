@@ -1,4 +1,4 @@
-"""The toy chapter's tables, read from its runs: times to expansion per setting, the mean
+"""The toy chapter's tables as displayed, read from its runs: times to expansion per setting, the mean
 field against the mean of runs, what the negative-only update gains and costs, the phase
 diagram's grid, and the paper's toy claims on this build's numbers (plain DataFrames, their
 cells written for people: a time to expansion that did not happen is "never")."""
