@@ -15,6 +15,7 @@ TORCH_INDEX ?=
 PROFILE ?= cpu
 NB ?=
 PARAMS ?=
+BENCH ?=
 
 .PHONY: reproduce test book lab bench clean install
 
@@ -48,13 +49,16 @@ book: install
 test: install
 	$(PY) -m pytest -q
 
-## lab: JupyterLab on the notebook sources (jupytext opens the .md files as notebooks).
+## lab: JupyterLab on the notebook sources; a double-click opens a chapter's .md as a notebook
+##   (jupytext's viewer, the default by the project's settings in lab/overrides.json).
 lab: install
-	$(VENV)/bin/jupyter lab notebooks/
+	@echo "Parameters: a chapter's first cell (tagged 'parameters') sets its profile and settings; edit it, then run all cells."
+	$(VENV)/bin/jupyter lab --LabApp.app_settings_dir="$(CURDIR)/lab" notebooks/
 
 ## bench: speed benchmarks; each prints ratios measured in one run.
+##   make bench BENCH=--smoke   (smallest sizes, seconds each: checks that they run)
 bench: install
-	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b || exit 1; done
+	@for b in bench/bench_*.py; do echo "== $$b"; $(PY) $$b $(BENCH) || exit 1; done
 
 clean:
 	rm -rf build .pytest_cache

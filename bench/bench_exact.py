@@ -24,7 +24,9 @@ problems by chance)::
 each split, both settings: the share of problems inside 4.5 combined standard errors.
 
 The model is the base of ``--profile``'s base-model chapter (trained first if it is not on
-disk: minutes under smoke, about half an hour under cpu), or ``--model``, a saved tiny model."""
+disk: minutes under smoke, about half an hour under cpu), or ``--model``, a saved tiny model.
+``--smoke``: 2 problems per split, n = 8, trees of 5 prefixes + 2 below, on an untrained
+one-layer model (seconds; checks that the bench runs, its ratios mean nothing)."""
 import argparse
 import time
 
@@ -34,11 +36,13 @@ import torch
 from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import base_model
-from rlvr_dynamics.models import load_tiny
+from rlvr_dynamics.models import char_tokenizer, load_tiny, tiny_qwen2
 from rlvr_dynamics.profiles import plan
 from rlvr_dynamics.sampling import TransformersBackend
+from rlvr_dynamics.tasks.sums import ALPHABET
 
 SETTINGS = {"paper": (0.6, 0.95), "full": (1.0, 1.0)}
+SMOKE = dict(problems=2, n=8, max_nodes=[5], below=[2], max_tokens=16, check_n=0)
 
 
 def main() -> None:
@@ -54,10 +58,18 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--check-n", type=int, default=0)
     ap.add_argument("--check-problems", type=int, default=10)
+    ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
     args = ap.parse_args()
+    if args.smoke:
+        vars(args).update(SMOKE)
     torch.set_num_threads(args.threads)
     cfg = base_model.Params.parse(plan(args.profile, ["base_model"])["base_model"]).config()
-    model, tok = load_tiny(args.model) if args.model else registry.load_model(cfg, args.profile)
+    if args.smoke:
+        tok = char_tokenizer(ALPHABET)
+        model, args.model = tiny_qwen2(tok, hidden=32, layers=1), "untrained tiny"
+    else:
+        model, tok = (load_tiny(args.model) if args.model
+                      else registry.load_model(cfg, args.profile))
     model.eval()
     task = cfg.task
     problems = [p for split in ("test", "ood") for p in task.problems(split)[:args.problems]]

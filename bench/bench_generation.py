@@ -24,7 +24,11 @@ Per model it prints
 
 ``--threads`` sets torch's thread count for everything. It defaults to 1, not to torch's
 default (one per core): on cores shared with another job, two threads made the small matmuls
-of a decoding step 20-60x slower here (the OpenMP threads wait for each other).
+of a decoding step 20-60x slower here (the OpenMP threads wait for each other). ``--smoke``:
+both models on one or two prompts, n = 2, 4 tokens, 1/100 of the matmul timings (seconds
+besides loading SmolLM2; checks that the bench runs, its ratios mean nothing).
+
+    .venv/bin/python bench/bench_generation.py [--threads 1] [--models tiny smollm2] [--smoke]
 """
 import argparse
 import time
@@ -468,14 +472,15 @@ def static_check(model, decoder, tokenizer, prompts, add_bos, steps: int = 4) ->
 # --- the comparison -------------------------------------------------------------------------
 
 def compare(name, model, tokenizer, prompts, params, add_bos, batch_size, single: int,
-            repeats: int, wide: list, compact: float = 0.5) -> None:
+            repeats: int, wide: list, compact: float = 0.5, timing: float = 1.0) -> None:
     """Everything above for one model. The backend and the prototypes run ``repeats`` times,
     alternated, the fastest run of each kept: the backend's loop with finished rows dropped
     only once fewer than ``compact`` of the rows are live (``DynamicDecoder``), and the
     static-cache ``StaticDecoder`` with rows dropped at every finish, as the backend, and at
     ``compact``. Then the backend once more on the prompts ``wide``, all in one batch (more
     rows per step); batched ``generate`` once; one-at-a-time ``generate`` once, on the first
-    ``single`` prompts only (it is slow)."""
+    ``single`` prompts only (it is slow). ``timing``: seconds of each measurement of the limit
+    (a third of it per shape of the matmuls with one weight reused)."""
     model.eval()
     config = model.config
     print(f"{name}: {len(prompts)} prompts x n={params.n}, up to {params.max_tokens} tokens, "
@@ -535,13 +540,14 @@ def compare(name, model, tokenizer, prompts, params, add_bos, batch_size, single
           f"{context:.1f} = {flops / 1e6:.3f} MFLOP (check, one decoding step at context "
           f"{len(ids)}: formula {formula / 1e6:.3f}, FlopCounterMode {counted / 1e6:.3f} MFLOP)")
     # 2. the limit, at the rows per step each sampler runs at
-    shapes = shape_rates(config, full)
+    shapes = shape_rates(config, full, 0.3 * timing)
     print("  torch.mm GFLOP/s, one weight reused: " + ", ".join(
         f"{k} {v:.1f}" for k, v in shapes.items()))
-    limits = {r: step_rate(model, r) for r in sorted({round(run.rows) for _, run in runs})}
+    limits = {r: step_rate(model, r, timing)
+              for r in sorted({round(run.rows) for _, run in runs})}
     threads = torch.get_num_threads()
     torch.set_num_threads(DEFAULT_THREADS)
-    cores = step_rate(model, full)
+    cores = step_rate(model, full, timing)
     torch.set_num_threads(threads)
     print("  limit, torch.mm GFLOP/s over the model's own weights (a step's matmuls alone):\n    "
           + ", ".join(f"{r} rows {g:.1f} (= {g * 1e9 / flops:.0f} tokens/s)"
@@ -568,27 +574,36 @@ def compare(name, model, tokenizer, prompts, params, add_bos, batch_size, single
     profile_call(backend, prompts, params)
 
 
+# per model: prompts, n, max tokens, batch, prompts one at a time, repeats, prompts in one batch
+SIZES = {"full": {"tiny": (32, 8, 24, 256, 4, 3, 128), "smollm2": (2, 8, 16, 64, 1, 2, 8)},
+         "smoke": {"tiny": (2, 2, 4, 4, 1, 1, 4), "smollm2": (1, 2, 4, 2, 1, 1, 2)}}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--threads", type=int, default=1,
                     help=f"torch threads for everything (default 1: on shared cores torch's "
                          f"default, {DEFAULT_THREADS} here, can be many times slower)")
     ap.add_argument("--models", nargs="+", default=["tiny", "smollm2"])
+    ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
     args = ap.parse_args()
+    sizes, timing = (SIZES["smoke"], 0.01) if args.smoke else (SIZES["full"], 1.0)
     torch.set_num_threads(args.threads)
+
+    def run(name, model, tokenizer, task, add_bos, size):
+        prompts, n, tokens, batch, single, repeats, wide = size
+        test = [p.prompt for p in task.problems("test")[:max(prompts, wide)]]
+        params = SamplingParams(n=n, temperature=0.6, top_p=0.95, max_tokens=tokens, seed=0)
+        compare(name, model, tokenizer, test[:prompts], params, add_bos, batch, single,
+                repeats, test[:wide], timing=timing)
+
     if "tiny" in args.models:
-        params = SamplingParams(n=8, temperature=0.6, top_p=0.95, max_tokens=24, seed=0)
         tok = char_tokenizer(ALPHABET)
-        tiny = tiny_qwen2(tok, hidden=128, layers=4, heads=4, seed=0)
-        compare("tiny sums model (1 M parameters, untrained)", tiny, tok,
-                [p.prompt for p in SumTask().problems("test")[:32]], params, True, 256, 4, 3,
-                [p.prompt for p in SumTask().problems("test")[:128]])
+        run("tiny sums model (1 M parameters, untrained)",
+            tiny_qwen2(tok, hidden=128, layers=4, heads=4, seed=0), tok, SumTask(), True,
+            sizes["tiny"])
     if "smollm2" in args.models:
-        model, tokenizer = load_smollm2()
-        params = SamplingParams(n=8, temperature=0.6, top_p=0.95, max_tokens=16, seed=0)
-        compare("SmolLM2-135M-Instruct", model, tokenizer,
-                [p.prompt for p in ArithmeticTask().problems("test")[:2]], params, False, 64, 1, 2,
-                [p.prompt for p in ArithmeticTask().problems("test")[:8]])
+        run("SmolLM2-135M-Instruct", *load_smollm2(), ArithmeticTask(), False, sizes["smollm2"])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,11 @@
 """Pretraining step time: packed rows (``pretrain.packed_batch``) against one padded row per
-sequence, same model, same data, measured in one run. Prints the ratio."""
+sequence, same model, same data, measured in one run. Prints the ratio. ``--smoke``: one timed
+step (after the two warm-up steps) of a batch of 8 (seconds; checks that the bench runs, its
+ratio means nothing).
+
+    .venv/bin/python bench/bench_pretrain.py [--smoke]
+"""
+import argparse
 import time
 
 import numpy as np
@@ -32,9 +38,9 @@ def seconds_per_step(model, batches, forward) -> float:
     return (time.perf_counter() - start) / (len(batches) - 2)
 
 
-def main(steps: int = 8) -> None:
+def main(steps: int = 8, batch: int = PretrainConfig.batch) -> None:
     torch.set_num_threads(1)
-    cfg = PretrainConfig()
+    cfg = PretrainConfig(batch=batch)
     tok = char_tokenizer(ALPHABET)
     data = [step_data(cfg, s, set()) for s in range(steps)]
     padded = [padded_batch(tok, *d) for d in data]
@@ -45,8 +51,11 @@ def main(steps: int = 8) -> None:
     print(f"default base ({cfg.hidden}x{cfg.layers}, batch {cfg.batch} + {cfg.worked:g} worked, "
           f"operands {cfg.operands}), "
           f"1 thread: padded {t_pad:.3f} s/step ({real:.0%} real tokens), "
-          f"packed {t_pack:.3f} s/step; speed-up {t_pad / t_pack:.2f}x")
+          f"packed {t_pack:.3f} s/step; speed-up (time ratio, padded / packed) "
+          f"{t_pad / t_pack:.2f}x")
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
+    main(*((3, 8) if ap.parse_args().smoke else ()))

@@ -19,9 +19,10 @@ The phases are timed by wrapping the trainer's own methods:
 Then one step's rollouts are drawn both ways on the same prompts, TRL's ``model.generate`` and
 the project's sampler (``sampling.TransformersBackend``: its own decoding loop with a KV cache,
 a group's prompt prefilled once, finished rows leaving the batch), and the ratio of their times
-is printed.
+is printed. ``--smoke``: 2 prompts x G = 2, 2 updates, 4 tokens, 2 held-out problems (seconds
+besides loading SmolLM2; checks that the bench runs, its ratio means nothing).
 
-    .venv/bin/python bench/bench_smollm2_step.py [--steps 1] [--threads 1]
+    .venv/bin/python bench/bench_smollm2_step.py [--steps 1] [--threads 1] [--smoke]
 """
 import argparse
 import os
@@ -41,6 +42,8 @@ from rlvr_dynamics.chapters import pretrained
 from rlvr_dynamics.training.run import build_trainer
 
 SECONDS: dict[str, float] = defaultdict(float)
+SMOKE = dict(num_generations=2, generation_batch=4, update_batch=2, micro_batch=2,
+             max_completion_length=4, eval_problems=2, eval_batch=2)
 
 
 @contextmanager
@@ -71,12 +74,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1, help="generation steps to time")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     transformers.logging.set_verbosity_error()
     P = pretrained.Params.parse(profiles.plan("cpu-smollm2", ["pretrained"])["pretrained"])
     cfg = pretrained.runs(P)["grpo", 0].replace(steps=args.steps, checkpoint_every=10 ** 6,
-                                                probe_every=0)
+                                                probe_every=0, **(SMOKE if args.smoke else {}))
     print(f"SmolLM2 step: {cfg.generation_batch} completions ({cfg.generation_batch // cfg.num_generations}"
           f" prompts x G = {cfg.num_generations}), {cfg.updates_per_step} updates of "
           f"{cfg.update_batch}, max {cfg.max_completion_length} tokens, LoRA r={cfg.lora_rank}, "

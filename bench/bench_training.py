@@ -7,14 +7,16 @@
   4 steps) as a fraction of the training time.
 
 A tiny untrained model on the sums task; cpu-profile batch shapes (8 prompts x 8 rollouts,
-4 updates per step).
+4 updates per step). ``--smoke``: one step of 2 prompts x 2 rollouts on a one-layer model, once
+(seconds; checks that the bench runs, its ratios mean nothing).
 
-    .venv/bin/python bench/bench_training.py
+    .venv/bin/python bench/bench_training.py [--smoke]
 """
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+import argparse  # noqa: E402
 import logging  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -24,28 +26,34 @@ import torch  # noqa: E402
 import transformers  # noqa: E402
 from trl import GRPOTrainer  # noqa: E402
 
+from rlvr_dynamics import registry  # noqa: E402
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2  # noqa: E402
 from rlvr_dynamics.tasks.sums import ALPHABET, SumTask  # noqa: E402
 from rlvr_dynamics.training.config import TrainConfig  # noqa: E402
 from rlvr_dynamics.training.data import dataset, reward_function  # noqa: E402
-from rlvr_dynamics.training.run import build_trainer, grpo_args, load_model  # noqa: E402
+from rlvr_dynamics.training.run import build_trainer, grpo_args  # noqa: E402
 from rlvr_dynamics.training.trainer import GRPONTrainer  # noqa: E402
 
-TARGET, STEPS, REPEATS = 1.10, 2, 3
+TARGET, EVAL_EVERY = 1.10, 4
+# (steps, repeats, prompts, rollouts, updates per step, completion tokens, held-out problems,
+#  layers): the cpu profile's shapes, and the smallest that run the same code
+SIZES = {"full": (2, 3, 8, 8, 4, 48, 200, 4), "smoke": (1, 1, 2, 2, 2, 8, 4, 1)}
 
 
-def setup(folder: Path) -> TrainConfig:
+def setup(folder: Path, size: str) -> TrainConfig:
+    steps, _, prompts, G, updates, tokens, heldout, layers = SIZES[size]
     tok = char_tokenizer(ALPHABET)
-    tiny_qwen2(tok, hidden=128, layers=4, seed=0).save_pretrained(folder / "tiny")
+    tiny_qwen2(tok, hidden=128, layers=layers, seed=0).save_pretrained(folder / "tiny")
     tok.save_pretrained(folder / "tiny")
+    batch = prompts * G
     return TrainConfig(
         algorithm="grpo_n", model=str(folder / "tiny"), task=SumTask(), positive_weight=None,
-        seed=0, steps=STEPS, num_generations=8, generation_batch=64, update_batch=16,
-        micro_batch=16, learning_rate=1e-4, weight_decay=0.01, beta=1e-3, epsilon=0.2,
-        dual_clip=3.0, entropy_coef=1e-4, temperature=1.0, max_completion_length=48,
-        loss_type="dapo", eval_every=10 ** 6, eval_problems=200, eval_batch=200,
-        checkpoint_every=10 ** 6, use_vllm=False, context=128, bf16=False,
-        gradient_checkpointing=False)
+        seed=0, steps=steps, num_generations=G, generation_batch=batch,
+        update_batch=batch // updates, micro_batch=batch // updates, learning_rate=1e-4,
+        weight_decay=0.01, beta=1e-3, epsilon=0.2, dual_clip=3.0, entropy_coef=1e-4,
+        temperature=1.0, max_completion_length=tokens, loss_type="dapo", eval_every=10 ** 6,
+        eval_problems=heldout, eval_batch=heldout, checkpoint_every=10 ** 6, use_vllm=False,
+        context=128, bf16=False, gradient_checkpointing=False)
 
 
 def timed(make) -> float:
@@ -56,24 +64,27 @@ def timed(make) -> float:
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
+    size = "smoke" if ap.parse_args().smoke else "full"
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
     logging.disable(logging.WARNING)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        cfg = setup(folder)
+        cfg = setup(folder, size)
 
         args = grpo_args(cfg, folder / "out")
         args.disable_tqdm = True
 
         def make(cls):
-            model, tok = load_model(cfg, "bench")
+            model, tok = registry.load_model(cfg.policy, "bench")
             return lambda: cls(model=model, reward_funcs=reward_function(cfg.task), args=args,
                                processing_class=tok,
                                train_dataset=dataset(cfg.task.problems("train"), tok))
 
         best = {"ours": float("inf"), "trl": float("inf")}
-        for _ in range(REPEATS):  # in turns, so that both see the same load
+        for _ in range(SIZES[size][1]):  # in turns, so that both see the same load
             for name, cls in (("ours", GRPONTrainer), ("trl", GRPOTrainer)):
                 best[name] = min(best[name], timed(make(cls)))
         trainer = build_trainer(cfg, folder / "ours", "bench")
@@ -85,8 +96,8 @@ def main() -> None:
     print(f"seconds per update: GRPONTrainer (-N) {best['ours']:.3f}, TRL GRPOTrainer "
           f"{best['trl']:.3f}, ratio {ratio:.2f} (target <= {TARGET}: "
           f"{'met' if ratio <= TARGET else 'NOT met'})")
-    print(f"held-out dynamics ({cfg.eval_problems} problems): {heldout:.2f} s, every 4 steps "
-          f"{heldout / (4 * per_step):.0%} of the training time")
+    print(f"held-out dynamics ({cfg.eval_problems} problems): {heldout:.2f} s, every "
+          f"{EVAL_EVERY} steps {heldout / (EVAL_EVERY * per_step):.0%} of the training time")
 
 
 if __name__ == "__main__":
