@@ -29,7 +29,7 @@ from trl import GRPOTrainer  # noqa: E402
 from rlvr_dynamics import registry  # noqa: E402
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2  # noqa: E402
 from rlvr_dynamics.tasks.sums import ALPHABET, SumTask  # noqa: E402
-from rlvr_dynamics.training.config import TrainConfig  # noqa: E402
+from rlvr_dynamics.training.config import Settings, TrainConfig  # noqa: E402
 from rlvr_dynamics.training.data import dataset, reward_function  # noqa: E402
 from rlvr_dynamics.training.run import build_trainer, grpo_args  # noqa: E402
 from rlvr_dynamics.training.trainer import GRPONTrainer  # noqa: E402
@@ -46,14 +46,15 @@ def setup(folder: Path, size: str) -> TrainConfig:
     tiny_qwen2(tok, hidden=128, layers=layers, seed=0).save_pretrained(folder / "tiny")
     tok.save_pretrained(folder / "tiny")
     batch = prompts * G
-    return TrainConfig(
-        algorithm="grpo_n", model=str(folder / "tiny"), task=SumTask(), positive_weight=None,
-        seed=0, steps=steps, num_generations=G, generation_batch=batch,
-        update_batch=batch // updates, micro_batch=batch // updates, learning_rate=1e-4,
-        weight_decay=0.01, beta=1e-3, epsilon=0.2, dual_clip=3.0, entropy_coef=1e-4,
-        temperature=1.0, max_completion_length=tokens, loss_type="dapo", eval_every=10 ** 6,
+    settings = Settings(
+        steps=steps, num_generations=G, generation_batch=batch, update_batch=batch // updates,
+        micro_batch=batch // updates, learning_rate=1e-4, weight_decay=0.01, beta=1e-3,
+        epsilon=0.2, dual_clip=3.0, entropy_coef=1e-4, temperature=1.0,
+        max_completion_length=tokens, loss_type="dapo", eval_every=10 ** 6,
         eval_problems=heldout, eval_batch=heldout, checkpoint_every=10 ** 6, use_vllm=False,
         context=128, bf16=False, gradient_checkpointing=False)
+    return TrainConfig(algorithm="grpo_n", model=str(folder / "tiny"), task=SumTask(),
+                       positive_weight=None, seed=0, settings=settings)
 
 
 def timed(make) -> float:
