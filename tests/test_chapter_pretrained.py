@@ -7,6 +7,7 @@ import pytest
 from rlvr_dynamics import profiles
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.chapters import pretrained as chapter
+from rlvr_dynamics.chapters.pretrained import sentences
 
 
 def params(profile: str, **overrides) -> chapter.Params:
@@ -47,7 +48,7 @@ def test_nothing_is_shown_or_computed_where_the_source_has_not_run(tmp_path, mon
     P = params("cpu")
     assert chapter.obtain(P) is None
     assert not [f for f in tmp_path.rglob("*") if f.is_file()]  # it wrote nothing
-    assert "make reproduce PROFILE=cpu-smollm2" in chapter.how_to_run(P)
+    assert "make reproduce PROFILE=cpu-smollm2" in sentences.how_to_run(P)
 
 
 def test_the_rule_admits_mixed_rewards_with_room():
@@ -56,10 +57,10 @@ def test_the_rule_admits_mixed_rewards_with_room():
                           "Pass@1": [20.1, 2.9, 0.8, 0.0], "Pass@16": [93.8, 37.5, 12.5, 0.0]}
                          ).set_index(["digits", "terms"])
     assert chapter.fits(table, P).tolist() == [True, True, False, False]
-    text = chapter.mix_text(table, P)
+    text = sentences.mix_text(table, P)
     assert "fit are: 1-digit × 2, 1-digit × 3." in text and "Every level" in text
     table.loc[(1, 3), "Pass@16"] = 99.0  # no room left at the training mix's second level
-    assert "Of the training mix, 1-digit × 3 does not fit" in chapter.mix_text(table, P)
+    assert "Of the training mix, 1-digit × 3 does not fit" in sentences.mix_text(table, P)
 
 
 def test_pass_at_k_along_training_per_level_from_the_probes_counts():
@@ -93,12 +94,12 @@ def test_the_claims_are_checked_on_every_training_level(monkeypatch):
         return [{"claim": "large_k", "ours": f"{test} ours", "checks": [("d", f"v {test}")],
                  "also": [("a", f"w {test}")]},
                 {"claim": "ood", "ours": f"{ood} ours", "checks": [("o", "x")], "also": []}]
-    monkeypatch.setattr(chapter.rp, "claim_rows", per_level)
-    monkeypatch.setattr(chapter.rp, "passk_long", lambda recs, ks: None)
-    monkeypatch.setattr(chapter.rp, "entropy_long", lambda recs: None)
-    monkeypatch.setattr(chapter.tr, "verdict_rows", lambda dynamics: [])
+    monkeypatch.setattr(sentences.rp_sentences, "claim_rows", per_level)
+    monkeypatch.setattr(sentences.rp, "passk_long", lambda recs, ks: None)
+    monkeypatch.setattr(sentences.rp, "entropy_long", lambda recs: None)
+    monkeypatch.setattr(sentences.tr_sentences, "verdict_rows", lambda dynamics: [])
     P = params("cpu-smollm2")
-    rows = chapter.claim_rows(chapter.Results("cpu-smollm2", P, None, {}, {}), 16)
+    rows = sentences.claim_rows(chapter.Results("cpu-smollm2", P, None, {}, {}), 16)
     pairs, triples, harder = (f"arith:digits={d},terms={t}" for d, t in ((1, 2), (1, 3), (2, 2)))
     assert [r["claim"] for r in rows] == ["large_k", "ood"]
     assert rows[0]["checks"] == [(f"{pairs}: d", f"v {pairs}"), (f"{triples}: d", f"v {triples}")]

@@ -9,6 +9,7 @@ import pytest
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters import regimes as chapter
 from rlvr_dynamics.chapters import toy_dynamics
+from rlvr_dynamics.chapters.regimes import figures, sentences, toy_mapping
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.probe import KEYS, SETTINGS, SPLITS
 
@@ -78,7 +79,7 @@ def test_time_to_expansion_depth_and_stall_per_run():
 ])
 def test_every_reading_of_the_two_stages_is_reachable(shape, expected):
     long, _, runs = tables(shape, noise=0.01, k=4)
-    verdicts = chapter.regime_verdicts(runs, chapter.final_entropy(long))
+    verdicts = sentences.regime_verdicts(runs, chapter.final_entropy(long))
     assert verdicts.loc[shape, "GRPO: shrinkage, then expansion"] == expected, verdicts.T
     keeps = verdicts.loc[shape, "GRPO-N keeps the base's boundary"]
     assert keeps.startswith(stats.REPLICATES if shape == "expands at once" else stats.OPPOSITE)
@@ -86,7 +87,7 @@ def test_every_reading_of_the_two_stages_is_reachable(shape, expected):
 
 def test_one_seed_is_too_few():
     long, _, runs = tables("shrinks then expands", seeds=1)
-    verdicts = chapter.regime_verdicts(runs, chapter.final_entropy(long))
+    verdicts = sentences.regime_verdicts(runs, chapter.final_entropy(long))
     assert verdicts.loc["shrinks then expands", "GRPO: shrinkage, then expansion"] == \
         stats.FEW_SEEDS
 
@@ -125,7 +126,7 @@ def test_the_toy_predicts_both_updates_under_each_optimizer_running_each_setting
                for p in predicted.values())
     assert predicted[chapter.OWN] == predicted["Adam"] != predicted["SGD"]
     calls = []
-    monkeypatch.setattr(chapter, "toy_prediction",
+    monkeypatch.setattr(toy_mapping, "toy_prediction",
                         lambda *a, **kw: calls.append(a[3].optimizer) or {"toy expansion": 1.0})
     chapter.toy_predictions([0.9, 0.05, 0.05], [0.5, 1.0, 0.0], 8, D, 3, 2)
     assert sorted(calls) == ["adam", "adam", "sgd", "sgd"]
@@ -137,7 +138,7 @@ def test_the_toy_predicts_both_updates_under_each_optimizer_running_each_setting
 
 def test_the_toy_beside_each_regime_reads_its_base(monkeypatch):
     long, _, _ = tables("shrinks then expands")
-    monkeypatch.setattr(chapter, "toy_prediction", lambda pi0, r, G, D, steps, seeds,
+    monkeypatch.setattr(toy_mapping, "toy_prediction", lambda pi0, r, G, D, steps, seeds,
                         negative_only=False: {"toy expansion": 30.0 if negative_only else 20.0})
     D = toy_dynamics.Params.parse({})
     rows, times = chapter.toy_side(long, HARD, {"shrinks then expands": chapter.Regime()},
@@ -169,25 +170,25 @@ def test_the_lm_follows_the_optimizer_whose_ordering_it_shares():
     assert orders.loc["a", "LM"] == "later" and orders.loc["a", "LM times"] == (50.0, 20.0)
     assert orders.loc["a", "toy, Adam"] == "earlier"
     assert orders["follows"].tolist() == [("SGD",), ("Adam",)]
-    shown = chapter.ordering_table(orders)
+    shown = sentences.ordering_table(orders)
     assert shown.loc["a", "LM: GRPO-N vs GRPO"] == "later (50 vs 20)"
     assert shown.loc["b", "toy, Adam"] == "neither expands (never vs never)"
     assert shown["the LM follows"].tolist() == ["SGD", "Adam"]
-    assert chapter.ordering_text(orders) == (
+    assert sentences.ordering_text(orders) == (
         "GRPO-N's time to expansion against GRPO's, the LM's ordering matches the toy's under "
         "Adam in 1 of 2, under SGD in 1 of 2 regimes.")
     toy_times["a"]["SGD"]["GRPO-N"] = 10.0  # now neither optimizer's ordering is the LM's
     orders = chapter.orderings(pd.DataFrame(rows), toy_times, 10)
     assert orders.loc["a", "follows"] == ()
-    assert chapter.ordering_table(orders).loc["a", "the LM follows"] == "none"
-    assert chapter.ordering_text(orders).startswith(
+    assert sentences.ordering_table(orders).loc["a", "the LM follows"] == "none"
+    assert sentences.ordering_text(orders).startswith(
         "GRPO-N's time to expansion against GRPO's, the LM's ordering matches the toy's under "
         "Adam in 1 of 2, under SGD in 0 of 2")
     toy_times["b"] = {o: {"GRPO": np.nan, "GRPO-N": np.nan} for o in ("Adam", "SGD")}
     orders = chapter.orderings(pd.DataFrame(rows), toy_times, 10)
     assert orders.loc["b", "follows"] == ()  # a base outside the toy's scenario follows none
-    assert chapter.ordering_table(orders).loc["b", "toy, SGD"] == "outside the toy"
-    assert chapter.ordering_text(orders).endswith(
+    assert sentences.ordering_table(orders).loc["b", "toy, SGD"] == "outside the toy"
+    assert sentences.ordering_text(orders).endswith(
         "under SGD in 0 of 2 regimes (1 outside the toy's scenario).")
 
 
@@ -211,7 +212,7 @@ def test_the_findings_follow_the_table():
                              "depth": -3.0 * s, "stalled": np.isinf(x), "pi0(a2)": 0.05,
                              "toy expansion": toy_t, "noise": 1.5})
     table = pd.DataFrame(rows)
-    text = chapter.findings_text(table, 256, 100, 10)
+    text = sentences.findings_text(table, 256, 100, 10)
     assert "rare, GRPO (P(stepwise) 0.0500 at the start): expanded in 2 of 3 seeds (steps 40, " \
            "never, 50)" in text
     assert ("-3.0 points against the base (seeds -6.0 to +0.0; the probe's own standard error "
@@ -220,9 +221,9 @@ def test_the_findings_follow_the_table():
            "the LM orders 1 the same way." in text
     table.loc[table["regime"] == "rare", "toy expansion"] = 1.0  # the toy says: rare first
     assert "the LM orders 0 the same way (the toy puts rare before common, the LM the other " \
-           "way round)" in chapter.findings_text(table, 256, 100, 10)
+           "way round)" in sentences.findings_text(table, 256, 100, 10)
     table.loc[table["regime"] == "rare", "toy expansion"] = 10.5  # within 10 %: not apart
-    assert "of the 0 pairs" in chapter.findings_text(table, 256, 100, 10)
+    assert "of the 0 pairs" in sentences.findings_text(table, 256, 100, 10)
 
 
 def test_the_order_of_regimes_counts_ties_and_never():
@@ -230,7 +231,8 @@ def test_the_order_of_regimes_counts_ties_and_never():
     toy_t = pd.Series({"a": 19.0, "b": 30.0, "c": 100.0, "d": np.nan})  # d: outside the toy
     agree, pairs, other = chapter.order_agreement(lm, toy_t, 10)
     # a-b: toy apart, LM within one probe (tie); a-c, b-c: the toy and the LM agree
-    assert (agree, pairs) == (2, 3) and other == ["the toy puts a before b, the LM ties them"]
+    assert (agree, pairs) == (2, 3) and other == [("a", "b", True)]
+    assert sentences.disagreement(*other[0]) == "the toy puts a before b, the LM ties them"
 
 
 @pytest.mark.parametrize("shape, expected", [("shrinks then expands", stats.REPLICATES),
@@ -238,7 +240,7 @@ def test_the_order_of_regimes_counts_ties_and_never():
                                              ("stalls", stats.OPPOSITE)])
 def test_the_recorded_claim_takes_every_verdict(shape, expected):
     _, _, runs = tables(shape, noise=0.01, k=4)
-    (row,) = chapter.claim_rows(runs, 4)
+    (row,) = sentences.claim_rows(runs, 4)
     assert row["claim"] == "lm_two_stages" and [v for _, v in row["checks"]] == [expected]
     assert chapter.stage_check(stats.REPLICATES, stats.REPLICATES, False) == stats.OPPOSITE
     assert chapter.stage_check(stats.UNDECIDED, stats.REPLICATES, True) == stats.UNDECIDED
@@ -259,3 +261,29 @@ def test_the_probe_noise_follows_the_standard_error_of_p():
     long = chapter.with_passk(chapter.probes(dynamics), [256])
     means = chapter.per_run(long, HARD, ["pass@256", "var@256", "stepwise", "direct"])
     assert chapter.stages(means, 256, HARD)["noise"].iloc[0] <= 50 / np.sqrt(3) + 1e-9
+
+
+def test_the_summary_counts_the_seeds_and_shows_numbers_for_people():
+    """Per regime and algorithm: seeds expanded out of all and their steps; on the page,
+    floating-point residue (a standard error of 1.9e-123, a toy dip of -1.1e-16) reads 0 and a
+    toy that never expands reads ∞, while a real number keeps its digits."""
+    _, _, runs = tables("shrinks then expands")
+    table = runs.assign(**{"pi0(a2)": 0.05, "r(a1)": 0.25, "r(a2)": 1.0,
+                           "toy expansion": np.inf, "toy dip": -1.110e-16})
+    table.loc[table["algorithm"] == "GRPO", "noise"] = 1.887e-123
+    table.loc[(table["algorithm"] == "GRPO-N") & (table["seed"] == 0), "expansion"] = np.inf
+    summary = chapter.summary(table)
+    grpo, grpo_n = summary.loc["shrinks then expands", "GRPO"], summary.loc[
+        "shrinks then expands", "GRPO-N"]
+    assert (grpo["expanded"], grpo["seeds"], grpo_n["expanded"]) == (3, 3, 2)
+    assert grpo_n["step of expansion"] == (np.inf, 40.0, 40.0)
+    shown = figures.summary_table(summary).to_string(delimiter="|", sparse_index=False).splitlines()
+    header = shown[0].split("|")
+    cells = {row.split("|")[1]: dict(zip(header[2:], row.split("|")[2:])) for row in shown[2:]}
+    assert cells["GRPO"]["probe's standard error (points)"] == "0"
+    assert cells["GRPO"]["toy: dip of π(a2)"] == "0"
+    assert cells["GRPO"]["toy: steps to expansion"] == "∞"
+    assert cells["GRPO-N"]["expanded (seeds)"] == "2/3"
+    assert cells["GRPO-N"]["step of expansion"] == "∞, 40, 40"
+    assert cells["GRPO"]["shrinkage depth (mean)"] == f"{grpo['shrinkage depth (mean)']:.3g}"
+    assert "e-" not in shown[2] + shown[3]

@@ -169,7 +169,6 @@ def test_a_path_prior_has_one_range_everywhere():
     """P(stepwise) must lie strictly inside (0, 1) wherever it is set: a regime of a profile
     (refused at resolution, before anything runs), a run, a refit."""
     from rlvr_dynamics.path_prior import Refit
-    from rlvr_dynamics.training.config import TrainConfig
     for bad in (1.0, 0.0):
         with pytest.raises(ParameterError, match=r"regimes\[x\]\[prior\]"):
             plan("cpu", ["regimes"], [f"regimes={{x: {{prior: {bad}}}}}"])

@@ -7,6 +7,7 @@ import pytest
 from rlvr_dynamics import boundary, stats, toy, verdicts
 from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import ParameterError
+from rlvr_dynamics.chapters.reproduction import sentences
 from rlvr_dynamics.profiles import resolve
 
 
@@ -151,18 +152,21 @@ def test_claim_checks_follow_the_seeds():
     bangs = long_table({"GRPO": [0.2, 0.21, 0.22], "GRPO-N": [0.0, 0.01, 0.0]}, 1,
                        benchmark="t", setting="full").rename(
         columns={"pass@k": "with !, of the correct"})
-    rows = {r["claim"]: r for r in rp.claim_rows(passk, entropy, bangs, ["paper", "full"],
-                                                 "paper", "t", "o", "full", 8)}
+    rows = {r["claim"]: r for r in sentences.claim_rows(passk, entropy, bangs, ["paper", "full"],
+                                                        "paper", "t", "o", "full", 8)}
     R, O, N, U = stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT, stats.UNDECIDED
     assert [v for _, v in rows["pass1_gain"]["checks"]] == [R, R, R, U]
     assert [v for _, v in rows["large_k"]["checks"]] == [R, U, R]
     assert [v for _, v in rows["ood"]["checks"]] == [R, O]
     assert [v for _, v in rows["case_study"]["checks"]] == [R]
     assert "Pass@8" in rows["large_k"]["ours"] and "[paper]" in rows["large_k"]["checks"][0][0]
+    assert rows["large_k"]["checks"][0][0].startswith("GRPO-N - Base = +")
+    assert "(> -2?) [paper]" in rows["large_k"]["checks"][0][0]  # holding the base: > -margin
+    assert "(> +2?) [paper]" in rows["large_k"]["checks"][2][0]  # beating GRPO: > +margin
     # under the saturated setting: gains are opposite (none, below the margin: no effect)
     assert [v for _, v in rows["large_k"]["also"]] == [R, R, N]
-    other = {r["claim"]: r for r in rp.claim_rows(passk, entropy, bangs, ["paper", "full"],
-                                                  "full", "t", "o", "full", 8)}
+    other = {r["claim"]: r for r in sentences.claim_rows(passk, entropy, bangs, ["paper", "full"],
+                                                         "full", "t", "o", "full", 8)}
     assert [v for _, v in other["large_k"]["checks"]] == [R, R, N]
     assert [v for _, v in other["pass1_gain"]["checks"]] == [N, N, N, N]
 
@@ -204,7 +208,8 @@ def test_takeover_is_the_first_step_with_half_the_rollouts_stepwise():
            {"step": 3, "trace_stepwise_right": 0.4, "trace_stepwise_wrong": 0.1}]
     assert rp.takeover_step(run) == 3.0
     assert rp.takeover_step(run[:3]) == float("inf")
-    assert rp.fmt_takeover(float("inf"), 100) == "≥ 100" and rp.fmt_takeover(3.0, 100) == "3"
+    assert sentences.fmt_takeover(float("inf"), 100) == "≥ 100"
+    assert sentences.fmt_takeover(3.0, 100) == "3"
 
 
 def test_models_evaluated_side_by_side_equal_one_by_one_and_fill_the_tables(tmp_path,
@@ -245,19 +250,19 @@ def test_the_chapters_sentences_follow_the_numbers():
     rows = [{"setting": "full", "benchmark": "t", "model": rp.BASE, "seed": 1, "lost": 1},
             {"setting": "full", "benchmark": "t", "model": "GRPO", "seed": 0, "lost": 0},
             {"setting": "full", "benchmark": "t", "model": "GRPO-N", "seed": 0, "lost": 1}]
-    assert "no algorithm loses more than chance does" in rp.shrinkage_text(pd.DataFrame(rows))
+    assert "no algorithm loses more than chance does" in sentences.shrinkage_text(pd.DataFrame(rows))
     rows[1]["lost"] = 5
-    text = rp.shrinkage_text(pd.DataFrame(rows))
+    text = sentences.shrinkage_text(pd.DataFrame(rows))
     assert "(GRPO loses more than chance)" in text and "lose 1.0-5.0 problems" in text
     steps = {("GRPO", 8): [10.0, 12.0], ("GRPO", 2): [15.0, 11.0],
              ("GRPO-N", 8): [14.0, 15.0], ("GRPO-N", 2): [20.0, 25.0]}
-    text = rp.takeover_text(steps, 8)
+    text = sentences.takeover_text(steps, 8)
     assert "GRPO with G = 2 takes over later than with G = 8 in 1 of 2 seeds (by 2.0 steps" in text
     assert "GRPO-N with G = 2 takes over later than with G = 8 in 2 of 2 seeds" in text
     assert "at G = 8, GRPO-N takes over later than GRPO in 2 of 2 seeds" in text
     e = pd.DataFrame([{"setting": "full", "benchmark": "t", "model": m, "seed": 0,
                        "answer entropy": h} for m, h in (("GRPO", 0.2), ("GRPO-N", 0.1))])
-    assert "GRPO-N 0.100 not above GRPO 0.200" in rp.answer_entropy_text(e, "full")
+    assert "GRPO-N 0.100 not above GRPO 0.200" in sentences.answer_entropy_text(e, "full")
 
 
 def test_the_front_page_findings_follow_the_verdict_table():
@@ -271,3 +276,40 @@ def test_the_front_page_findings_follow_the_verdict_table():
     flipped.loc["b", "verdict"] = "replicates"
     assert verdicts.prose_mismatches(text, flipped) == [
         "b: the page says '— **opposite**', the table 'replicates'"]
+
+
+def test_the_problems_beyond_the_direct_path_carry_more_than_the_author_can():
+    """A problem lies beyond the direct path exactly when one of its columns carries more units
+    than the author's direct answer passes on; both kinds occur among the first problems."""
+    from rlvr_dynamics.tasks import sums
+
+    chosen = rp.chosen(["sums-test", "sums-ood"], 30)
+    assert list(chosen) == ["sums-test", "sums-ood"] and all(len(p) == 30 for p in chosen.values())
+    hard = rp.beyond_direct(chosen)
+    every = {p.id for ps in chosen.values() for p in ps}
+    assert hard and hard < every
+    cap = sums.Author().carry_cap
+    assert all((p.id in hard) == (max(sums.carry_units(p.meta["terms"])) > cap)
+               for ps in chosen.values() for p in ps)
+
+
+def test_the_ceiling_sets_what_the_direct_path_can_solve_beside_the_base():
+    from types import SimpleNamespace
+
+    chosen = {"t": [SimpleNamespace(id=i) for i in "abcd"]}
+    passk = pd.concat([long_table({rp.BASE: [40.0, 60.0], "GRPO": [90.0, 90.0]}, 8,
+                                  benchmark="t", setting=s) for s in ("paper", "full")])
+    passk.loc[passk["setting"] == "full", "pass@k"] += 10
+    table = rp.ceiling(passk, chosen, {"d", "x"}, 8)  # x: a problem of another benchmark
+    assert table.loc["t"].to_dict() == {"problems the direct path can solve (%)": 75.0,
+                                        "base Pass@8 (%), paper setting": 50.0,
+                                        "base Pass@8 (%), full setting": 60.0}
+
+
+def test_each_path_is_a_trace_and_is_drawn():
+    from rlvr_dynamics.chapters.reproduction import figures
+    from rlvr_dynamics.tasks import sums
+
+    assert set(rp.PATHS) <= set(sums.TRACES)
+    assert list(figures.PATH_STYLE) == list(rp.PATHS)
+    assert len({(c, ls) for _, c, ls in figures.PATH_STYLE.values()}) == len(rp.PATHS)

@@ -19,14 +19,15 @@ the paper's Table 2 trains), on chat sums of several difficulties.
 A build of another profile computes nothing here: it shows ``source``'s results where that
 profile has made them (its runs and evaluations in the store, and the marker this chapter
 writes when it finishes there), and otherwise says how to make them.
+
+Its figures are in ``figures``, its words (and the rows it hands to ``verdicts.record``) in
+``sentences``.
 """
 from __future__ import annotations
 
-import textwrap
 from dataclasses import dataclass
 from typing import Any
 
-import matplotlib.pyplot as plt
 import pandas as pd
 from pydantic import model_validator
 
@@ -38,7 +39,6 @@ from rlvr_dynamics.chapters import training as tr
 from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.passk import ks_for, pass_at_k
-from rlvr_dynamics.chapters.style import COLORS
 from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.run import obtain_all
@@ -179,19 +179,6 @@ def fits(table: pd.DataFrame, P: Params) -> pd.Series:
             & (table[f"Pass@{P.difficulty_n}"] <= 100 * P.max_passn)).rename("fits")
 
 
-def mix_text(table: pd.DataFrame, P: Params) -> str:
-    """The rule's verdict on the training mix, in words."""
-    ok = fits(table, P)
-    admitted = [f"{d}-digit × {t}" for (d, t), v in ok.items() if v]
-    outside = [f"{d}-digit × {t}" for d, t in P.levels if not ok.get((d, t), False)]
-    return (f"By the rule (Pass@1 at least {100 * P.min_pass1:g} %, Pass@{P.difficulty_n} at "
-            f"most {100 * P.max_passn:g} %), the difficulties that fit are: "
-            f"{', '.join(admitted) or 'none'}. "
-            + ("Every level of the training mix fits." if not outside else
-               f"Of the training mix, {', '.join(outside)} does not fit: its result below "
-               f"says less about a boundary than the rule asks."))
-
-
 # --- the results ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -263,62 +250,3 @@ def probe_passk(dynamics: dict[str, list[list[dict[str, Any]]]], ks: list[int]
                                   "pass@k": 100 * float(v)}
                                  for k, v in zip(usable, per[list(idx)].mean(0))]
     return pd.DataFrame(rows)
-
-
-def plot_probe(long: pd.DataFrame, title: str) -> plt.Figure:
-    """Pass@k over training, one panel per (setting, level, k), one line per algorithm (mean
-    over seeds, shaded from the lowest to the highest)."""
-    panels = list(dict.fromkeys(zip(long["setting"], long["level"], long["k"])))
-    cols = min(4, len(panels))
-    rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.7 * rows), squeeze=False,
-                             sharex=True, sharey=True, constrained_layout=True)
-    for ax, (setting, level, k) in zip(axes.flat, panels):
-        part = long[(long["setting"] == setting) & (long["level"] == level) & (long["k"] == k)]
-        for label, g in part.groupby("model", sort=False):
-            s = g.groupby("step")["pass@k"].agg(["mean", "min", "max"])
-            ax.plot(s.index, s["mean"], color=COLORS.get(label), label=label, lw=1.4)
-            ax.fill_between(s.index, s["min"], s["max"], color=COLORS.get(label), alpha=0.15,
-                            lw=0)
-        ax.set_title(f"{level}, {setting}: Pass@{k}", fontsize=8)
-        ax.grid(alpha=0.3)
-    for ax in axes.flat[len(panels):]:
-        ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.supxlabel("training step", fontsize=8)
-    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
-    return fig
-
-
-def how_to_run(P: Params) -> str:
-    """What to do when ``P.source`` has not made this chapter's results on this machine."""
-    return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it "
-            f"with other code), so this page shows no result. To make them (about 2 hours on "
-            f"2 cores; the book's page on rerunning gives the measured cost):\n\n"
-            f"    make reproduce PROFILE={P.source}\n\nthen rebuild this book "
-            f"(`make reproduce`): this chapter reads them back without computing anything.")
-
-
-def claim_rows(R: Results, last: int) -> list[dict]:
-    """The rows this chapter records: the training claims from the held-out dynamics, and the
-    large-k and entropy claims under the first setting on every training level (in
-    distribution: each level's checks decide the claim together, ``verdicts.combine``) and on
-    the first harder level (out of it), at k = ``last``."""
-    passk, entropy = rp.passk_long(R.recs, R.P.ks), rp.entropy_long(R.recs)
-    benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
-    trained = benchmarks[:len(R.P.levels)]
-    ood = benchmarks[len(R.P.levels)] if R.P.ood_levels else trained[0]
-    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed",
-                                    "with !, of the correct"])
-    per_level = {b: rp.claim_rows(passk, entropy, no_case, list(R.P.settings),
-                                  next(iter(R.P.settings)), b, ood, "", last) for b in trained}
-    rows = []
-    for first in per_level[trained[0]]:
-        if first["claim"] == "ood":  # one harder level, whichever training level asks
-            rows.append(first)
-            continue
-        same = [(b, r) for b in trained for r in per_level[b] if r["claim"] == first["claim"]]
-        rows.append({"claim": first["claim"], "ours": "; ".join(r["ours"] for _, r in same),
-                     **{key: [(f"{b}: {what}", v) for b, r in same for what, v in r[key]]
-                        for key in ("checks", "also")}})
-    return tr.verdict_rows(R.dynamics) + rows

@@ -1,0 +1,76 @@
+"""The pretrained chapter's words: the settings its figures state, the rule's verdict on the
+training mix, what to do where the source profile has not run, and the rows it hands to
+``verdicts.record``."""
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from rlvr_dynamics import registry
+from rlvr_dynamics.chapters import reproduction as rp
+from rlvr_dynamics.chapters.pretrained import Params, Results, fits
+from rlvr_dynamics.chapters.reproduction import sentences as rp_sentences
+from rlvr_dynamics.chapters.training import sentences as tr_sentences
+from rlvr_dynamics.chapters.training.sentences import run_settings
+
+
+def described(where: str, Q: Params, T: Any) -> str:
+    """What the chapter's figures and tables measured: the runs (``run_settings``; ``T``: their
+    training parameters) and the evaluation, from the profile ``where`` (``Q``: its
+    parameters)."""
+    return (f"{where} profile: {run_settings(T)}; {Q.problems} test problems per difficulty, "
+            f"n = {Q.n}, at most {T.max_completion_length} tokens")
+
+
+def difficulty_caption(P: Params, described: str) -> str:
+    return (f"The base per difficulty, {P.difficulty_n} samples at T = 1 on {P.problems} test "
+            f"problems each. {described}")
+
+
+def mix_text(table: pd.DataFrame, P: Params) -> str:
+    """The rule's verdict on the training mix, in words."""
+    ok = fits(table, P)
+    admitted = [f"{d}-digit × {t}" for (d, t), v in ok.items() if v]
+    outside = [f"{d}-digit × {t}" for d, t in P.levels if not ok.get((d, t), False)]
+    return (f"By the rule (Pass@1 at least {100 * P.min_pass1:g} %, Pass@{P.difficulty_n} at "
+            f"most {100 * P.max_passn:g} %), the difficulties that fit are: "
+            f"{', '.join(admitted) or 'none'}. "
+            + ("Every level of the training mix fits." if not outside else
+               f"Of the training mix, {', '.join(outside)} does not fit: its result below "
+               f"says less about a boundary than the rule asks."))
+
+
+def how_to_run(P: Params) -> str:
+    """What to do when ``P.source`` has not made this chapter's results on this machine."""
+    return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it "
+            f"with other code), so this page shows no result. To make them (about 2 hours on "
+            f"2 cores; the book's page on rerunning gives the measured cost):\n\n"
+            f"    make reproduce PROFILE={P.source}\n\nthen rebuild this book "
+            f"(`make reproduce`): this chapter reads them back without computing anything.")
+
+
+def claim_rows(R: Results, last: int) -> list[dict]:
+    """The rows this chapter records: the training claims from the held-out dynamics, and the
+    large-k and entropy claims under the first setting on every training level (in
+    distribution: each level's checks decide the claim together, ``verdicts.combine``) and on
+    the first harder level (out of it), at k = ``last``."""
+    passk, entropy = rp.passk_long(R.recs, R.P.ks), rp.entropy_long(R.recs)
+    benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
+    trained = benchmarks[:len(R.P.levels)]
+    ood = benchmarks[len(R.P.levels)] if R.P.ood_levels else trained[0]
+    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed",
+                                    "with !, of the correct"])
+    per_level = {b: rp_sentences.claim_rows(passk, entropy, no_case, list(R.P.settings),
+                                            next(iter(R.P.settings)), b, ood, "", last)
+                 for b in trained}
+    rows = []
+    for first in per_level[trained[0]]:
+        if first["claim"] == "ood":  # one harder level, whichever training level asks
+            rows.append(first)
+            continue
+        same = [(b, r) for b in trained for r in per_level[b] if r["claim"] == first["claim"]]
+        rows.append({"claim": first["claim"], "ours": "; ".join(r["ours"] for _, r in same),
+                     **{key: [(f"{b}: {what}", v) for b, r in same for what, v in r[key]]
+                        for key in ("checks", "also")}})
+    return tr_sentences.verdict_rows(R.dynamics) + rows

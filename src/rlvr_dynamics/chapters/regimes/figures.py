@@ -1,0 +1,138 @@
+"""The regimes chapter's figures and tables for the page: each regime's paths and Pass@k over
+training, the LM's regime map beside the toy's prediction, and the dial's and the summary's
+tables with their numbers shown for people (``style.number``)."""
+from __future__ import annotations
+
+import textwrap
+from typing import Any, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics.chapters.regimes import SHRINK_MARGIN
+from rlvr_dynamics.chapters.reproduction.figures import PATH_STYLE
+from rlvr_dynamics.chapters.style import COLORS, number
+
+
+def _band(ax, g: pd.DataFrame, column: str, **style) -> None:
+    s = g.groupby("step")[column].agg(["mean", "min", "max"])
+    ax.plot(s.index, s["mean"], lw=1.4, **style)
+    ax.fill_between(s.index, s["min"], s["max"], color=style.get("color"), alpha=0.12, lw=0)
+
+
+def plot_regime(means: pd.DataFrame, regime: str, k: int, ks: Sequence[int], title: str,
+                split: str = "test") -> plt.Figure:
+    """One regime: per algorithm, the paths' masses over steps (the toy's Figure 1 layout),
+    then Pass@k over steps on all problems and on the rare-path-only ones, under the full
+    distribution (solid) and the paper's setting (dashed); mean over seeds, band min-max."""
+    part = means[(means["regime"] == regime) & (means["split"] == split)]
+    algos = list(dict.fromkeys(part["algorithm"]))
+    fig, axes = plt.subplots(1, len(algos) + 2, figsize=(3.2 * (len(algos) + 2), 3.1),
+                             squeeze=False)
+    axes = axes[0]
+    full = part[part["setting"] == "full"]
+    for ax, a in zip(axes, algos):
+        for key, (name, color, style) in PATH_STYLE.items():
+            _band(ax, full[full["algorithm"] == a], key, color=color, ls=style, label=name)
+        ax.set(title=f"{a}: paths (full)", xlabel="training step", ylim=(-0.02, 1.02))
+    axes[0].set_ylabel("probability mass")
+    axes[len(algos) - 1].legend(fontsize=7)
+    for ax, prefix, name in ((axes[-2], "", "all problems"),
+                             (axes[-1], "hard_", "rare-path-only problems")):
+        for a in algos:
+            for setting, ls in (("full", "-"), ("paper", "--")):
+                g = part[(part["algorithm"] == a) & (part["setting"] == setting)]
+                _band(ax, g, f"{prefix}pass@{k}", color=COLORS.get(a), ls=ls,
+                      label=f"{a}, {setting}")
+        ax.set(title=f"Pass@{k}, {name}", xlabel="training step", ylim=(-2, 102))
+    axes[-2].set_ylabel("Pass@k (%)")
+    axes[-1].legend(fontsize=7)
+    for ax in axes:
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+    fig.suptitle(textwrap.fill(title, 170), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_regimes(means: pd.DataFrame, regimes: dict[str, Any], k: int, ks: Sequence[int],
+                 settings: str) -> list[plt.Figure]:
+    """``plot_regime`` for each of ``regimes`` (name -> ``Regime``), titled with its knobs and
+    the runs' ``settings``."""
+    return [plot_regime(means, name, k, ks, f"Regime '{name}' ({regime}). {settings}")
+            for name, regime in regimes.items()]
+
+
+MIX_MARKERS = ("o", "s", "^", "D")
+"""The marker of each training mix in the phase diagram, in the order the regimes name them."""
+
+
+def plot_phase(table: pd.DataFrame, regimes: dict[str, Any], steps: int, title: str
+               ) -> plt.Figure:
+    """The LM's phase diagram beside the toy's prediction: per regime (x: its base's measured
+    P(stepwise); marker: its training mix) and algorithm, the time to expansion (left; seeds
+    as dots, never expanded drawn at the top) and the shrinkage depth (right; mean and seeds'
+    range), the toy's predicted time to expansion on a second axis, one line per mix."""
+    mixes = list(dict.fromkeys(r.hard_share for r in regimes.values()))
+    mix_marker = {m: MIX_MARKERS[i % len(MIX_MARKERS)] for i, m in enumerate(mixes)}
+    marker = {name: mix_marker[r.hard_share] for name, r in regimes.items()}
+    fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.6))
+    ax_toy = a1.twinx()
+    for i, (algo, g) in enumerate(table.groupby("algorithm", sort=False)):
+        c = COLORS.get(algo)
+        for regime, h in g.groupby("regime", sort=False):
+            x = h["pi0(a2)"].iloc[0] * (1 + 0.04 * (i - 0.5))  # the algorithms side by side
+            t = np.where(np.isinf(h["expansion"]), steps * 1.15, h["expansion"])
+            a1.scatter([x] * len(t), t, color=c, marker=marker[regime], s=16, alpha=0.7)
+            d = h["depth"]
+            a2.errorbar([x], [d.mean()], yerr=[[d.mean() - d.min()], [d.max() - d.mean()]],
+                        color=c, marker=marker[regime], ms=4, capsize=3)
+    for mix in mixes:
+        names = [n for n, r in regimes.items() if r.hard_share == mix]
+        toy = table[table["regime"].isin(names)].groupby("regime")[["pi0(a2)", "toy expansion"]]
+        toy = toy.first().sort_values("pi0(a2)")
+        ax_toy.plot(toy["pi0(a2)"], toy["toy expansion"].replace(np.inf, np.nan), "k--", lw=0.9,
+                    marker=mix_marker[mix], mfc="none", ms=5)
+    handles = [plt.Line2D([], [], color=COLORS.get(a), marker="o", ls="", label=a)
+               for a in table["algorithm"].unique()]
+    handles += [plt.Line2D([], [], color="0.3", marker=mix_marker[m], ls="", mfc="none",
+                           label="mix: as drawn" if m is None else f"mix: rare-only share {m:g}")
+                for m in mixes]
+    handles.append(plt.Line2D([], [], color="k", ls="--", label="toy's prediction"))
+    ax_toy.set_ylabel("toy: steps to expansion (its own scale)", fontsize=8)
+    a1.axhline(steps * 1.15, color="0.6", lw=0.8)
+    a1.set(xlabel="base's P(stepwise) (toy: initial π(a2))", ylabel="LM: step of expansion",
+           title="time to expansion (above the line: never)")
+    a2.axhline(0, color="0.6", lw=0.8)
+    a2.axhspan(-SHRINK_MARGIN, SHRINK_MARGIN, color="0.9")
+    a2.set(xlabel="base's P(stepwise)", ylabel="points of Pass@k vs the base",
+           title="shrinkage depth on rare-path-only problems")
+    priors = sorted(table["pi0(a2)"].unique())
+    for ax in (a1, a2):
+        ax.set_xscale("log")
+        ax.xaxis.set_minor_formatter(plt.NullFormatter())
+        ax.set_xticks(priors, [f"{p:.3g}" for p in priors], fontsize=7, rotation=35)
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+    a2.legend(handles=handles, fontsize=7, loc="lower right")
+    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def dial_table(dial: pd.DataFrame):
+    """``path_prior.dial_check``'s table (``regimes.dial``) with its numbers for people
+    (``style.number``)."""
+    return dial.style.format(number)
+
+
+def summary_table(summary: pd.DataFrame):
+    """``stages.summary`` for the page: the seeds expanded as "expanded/seeds", the steps of
+    expansion listed, every number for people (``style.number``: floating-point residue as 0,
+    never as ∞)."""
+    out = summary.copy()
+    out.insert(3, "expanded (seeds)", [f"{e}/{n}" for e, n in zip(out.pop("expanded"),
+                                                                  out.pop("seeds"))])
+    out["step of expansion"] = [", ".join(number(x) for x in t) for t in out["step of expansion"]]
+    return out.style.format(number, subset=[c for c in out.columns if out[c].dtype.kind == "f"])

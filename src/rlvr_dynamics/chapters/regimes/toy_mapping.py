@@ -1,0 +1,183 @@
+"""The toy beside each regime: the toy setting read from a regime's base (pi0 and rewards), the
+toy's prediction from it (its time to expansion and the dip of pi(a2), under the toy chapter's
+optimizer and under each of ``toy.optimizers``), and how far the LM orders regimes and
+algorithms as the toy does. The toy's steps are not the LM's (other learning rates, other
+parameterisations): what is compared is the ordering."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics import toy
+
+TOY_SAME = 0.1
+"""Toy times to expansion within this fraction of each other count as the same."""
+
+OWN = "the toy chapter's"
+"""The key of the toy chapter's own optimizer and learning rate among ``toy_settings``."""
+
+
+def toy_inputs(long: pd.DataFrame, hard: dict[str, np.ndarray], regime: str,
+               hard_share: float | None, setting: str = "full", split: str = "test"
+               ) -> tuple[list[float], list[float]]:
+    """The toy setting of a regime, read from its base (the probes at step 0, over algorithms
+    and seeds): pi0 = [P(direct), P(stepwise), P(neither)] and rewards r = [r1, r2, 0], where
+    r1 is the direct path's success rate on the training mix (its rate on the problems it can
+    solve, times their share: ``1 - hard_share``, or the split's own share for None) and r2 the
+    stepwise path's. A first-order mapping: the toy's rewards are fixed per action, the LM's
+    are Bernoulli with these means."""
+    part = long[(long["regime"] == regime) & (long["setting"] == setting)
+                & (long["split"] == split) & (long["step"] == 0)]
+    flag = hard[split][part["problem"].to_numpy()]
+    direct = part["direct_right"] + part["direct_wrong"]
+    stepwise = part["stepwise_right"] + part["stepwise_wrong"]
+    easy = part[~flag]
+    rate = float((easy["direct_right"] / direct[~flag].clip(lower=1e-12)).mean())
+    share = float(flag.mean()) if hard_share is None else hard_share
+    r1 = rate * (1 - share)
+    r2 = float(part["stepwise_right"].sum() / max(stepwise.sum(), 1e-12))
+    p_direct, p_step = float(direct.mean()), float(stepwise.mean())
+    pi0 = np.array([p_direct, p_step, max(1e-4, 1 - p_direct - p_step)])
+    return list(pi0 / pi0.sum()), [r1, r2, 0.0]
+
+
+def toy_prediction(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
+                   seeds: int, negative_only: bool = False) -> dict[str, float]:
+    """The toy (the toy chapter's optimizer, learning rate and tau, ``D``; the negative-only
+    update for the -N algorithms) from ``pi0`` with rewards ``r`` and group size ``G``: the
+    median time to expansion over seeds (inf where half never expand), the share expanded, and
+    the depth of pi(a2)'s dip below pi0(a2) (relative: the lowest mean pi(a2) over pi0(a2),
+    minus 1). A base already past expansion (pi0(a2) >= pi0(a1)) or whose rare path is not
+    better (r2 <= r1) is outside the toy's scenario: NaN."""
+    if not (pi0[0] > pi0[1] and r[0] < r[1]):
+        return {"toy expansion": np.nan, "toy expanded": np.nan, "toy dip": np.nan}
+    s = toy.summarise(z0=toy.logits(pi0), r=r, G=G, lr=D.lr, optimizer=D.optimizer,
+                      tau=D.tau, negative_only=negative_only, steps=steps, seeds=seeds,
+                      seed=0, progress=False)
+    t = s.t_expand[0]
+    return {"toy expansion": float(np.median(t)), "toy expanded": float(np.isfinite(t).mean()),
+            "toy dip": float(s.mean[:, 0, 1].min() / pi0[1] - 1)}
+
+
+def toy_settings(D: Any) -> dict[str, dict[str, Any]]:
+    """The toy's optimizers beside a regime: the toy chapter's own (``OWN``, the phase
+    diagram's) and each of ``toy.optimizers`` (Adam at its lr, SGD at its ``sgd_lr``;
+    the toy chapter shows the negative-only speed-up to be Adam's doing)."""
+    return {OWN: dict(optimizer=D.optimizer, lr=D.lr), **toy.optimizers(D.lr, D.sgd_lr)}
+
+
+def toy_predictions(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
+                    seeds: int) -> dict[str, dict[str, dict[str, float]]]:
+    """``{optimizer: {"GRPO": prediction, "GRPO-N": prediction}}``: ``toy_prediction`` with
+    the standard and the negative-only update under each of ``toy_settings``; a setting that
+    two names share (the chapter's own is usually Adam) runs once."""
+    done: dict[tuple, dict[str, dict[str, float]]] = {}
+    for name, kw in toy_settings(D).items():
+        key = tuple(sorted(kw.items()))
+        if key not in done:
+            done[key] = {label: toy_prediction(pi0, r, G, D.model_copy(update=kw), steps, seeds,
+                                               negative_only=neg)
+                         for label, neg in (("GRPO", False), ("GRPO-N", True))}
+    return {name: done[tuple(sorted(kw.items()))] for name, kw in toy_settings(D).items()}
+
+
+def toy_side(long: pd.DataFrame, hard: dict[str, np.ndarray], regimes: dict[str, Any],
+             labels: Sequence[str], G: int, D: Any, steps: int, seeds: int
+             ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
+    """The toy beside each regime (``regimes``: name -> ``Regime``), from its base
+    (``toy_inputs``) and ``toy_predictions``:
+    one row per regime and algorithm label of ``labels`` (a "-N" label: the toy's
+    negative-only update; with one action per sample the toy's GSPO is its GRPO) with pi0(a2),
+    r(a1), r(a2) and the prediction under the toy chapter's own optimizer (for the phase
+    diagram), and ``{regime: {optimizer:
+    {label: time to expansion}}}`` under each of ``toy.optimizers`` (for
+    ``orderings``)."""
+    rows, times = [], {}
+    for name, regime in regimes.items():
+        pi0, r = toy_inputs(long, hard, name, regime.hard_share)
+        predicted = toy_predictions(pi0, r, G, D, steps, seeds)
+        rows += [{"regime": name, "algorithm": label, "pi0(a2)": pi0[1], "r(a1)": r[0],
+                  "r(a2)": r[1], **predicted[OWN]["GRPO-N" if label.endswith("-N") else "GRPO"]}
+                 for label in labels]
+        times[name] = {opt: {label: p["toy expansion"] for label, p in by_label.items()}
+                       for opt, by_label in predicted.items() if opt != OWN}
+    return pd.DataFrame(rows), times
+
+
+# --- the LM's orderings against the toy's ----------------------------------------------------------
+
+def order(t_n: float, t: float, same: float) -> str:
+    """GRPO-N's time to expansion ``t_n`` against GRPO's ``t``: "later", "earlier", "same"
+    (within ``same``), "neither expands", or "outside the toy" (NaN: the toy's scenario does
+    not hold)."""
+    if np.isnan(t_n) or np.isnan(t):
+        return "outside the toy"
+    if np.isinf(t_n) and np.isinf(t):
+        return "neither expands"
+    if abs(t_n - t) <= same:
+        return "same"
+    return "later" if t_n > t else "earlier"
+
+
+def orderings(table: pd.DataFrame, toy_times: dict[str, dict[str, dict[str, float]]],
+              probe_every: int) -> pd.DataFrame:
+    """Per regime that ran both GRPO and GRPO-N: GRPO-N's time to expansion against GRPO's in
+    the LM (``LM``: the ``order`` of the medians over seeds, the same within one probe
+    interval, ``probe_every``; ``LM times``: (GRPO-N, GRPO)) and in the toy under each
+    optimizer (``toy_times[regime]``, from ``toy_side``; the same within ``TOY_SAME``), and
+    ``follows``: the optimizers whose ordering the LM's matches."""
+    rows = []
+    for regime, g in table.groupby("regime", sort=False):
+        t = {a: float(np.median(x["expansion"])) for a, x in g.groupby("algorithm")}
+        if not {"GRPO", "GRPO-N"} <= set(t):
+            continue
+        row = {"regime": regime, "LM": order(t["GRPO-N"], t["GRPO"], probe_every),
+               "LM times": (t["GRPO-N"], t["GRPO"]), "follows": ()}
+        for name, times in toy_times[regime].items():
+            toy_order = order(times["GRPO-N"], times["GRPO"],
+                              TOY_SAME * min(times["GRPO-N"], times["GRPO"]))
+            row[f"toy, {name}"], row[f"toy times, {name}"] = \
+                toy_order, (times["GRPO-N"], times["GRPO"])
+            if toy_order == row["LM"] != "outside the toy":
+                row["follows"] += (name,)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=["regime", "LM", "LM times", "follows"] + sorted(
+        {k for r in rows for k in r} - {"regime", "LM", "LM times", "follows"})
+                        ).set_index("regime")
+
+
+def _direction(a: float, b: float, same: float) -> int:
+    """-1 if ``a`` comes first, +1 if ``b`` does, 0 if neither (within ``same``, or both
+    never)."""
+    if np.isinf(a) and np.isinf(b):
+        return 0
+    if np.isinf(a) or np.isinf(b):
+        return 1 if np.isinf(a) else -1
+    return 0 if abs(a - b) <= same else (-1 if a < b else 1)
+
+
+def order_agreement(lm: pd.Series, toy_t: pd.Series, probe_every: int
+                    ) -> tuple[int, int, list[tuple[str, str, bool]]]:
+    """(agree, pairs, the others): of the pairs of regimes whose toy times to expansion
+    (``toy_t``) are more than ``TOY_SAME`` apart (relative; NaN: outside the toy, left out),
+    how many the LM's median times (``lm``) order the same way, more than one probe interval
+    apart; each other pair as (the toy's first, its second, whether the LM ties them rather
+    than reversing them)."""
+    agree, pairs, other = 0, 0, []
+    names = [r for r in lm.index if not np.isnan(toy_t[r])]
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            same = TOY_SAME * min(toy_t[a], toy_t[b])
+            toy_dir = _direction(toy_t[a], toy_t[b], same if np.isfinite(same) else 0.0)
+            if toy_dir == 0:
+                continue
+            pairs += 1
+            lm_dir = _direction(lm[a], lm[b], probe_every)
+            if lm_dir == toy_dir:
+                agree += 1
+            else:
+                first, second = (a, b) if toy_dir < 0 else (b, a)
+                other.append((first, second, lm_dir == 0))
+    return agree, pairs, other

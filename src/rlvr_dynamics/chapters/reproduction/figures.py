@@ -1,0 +1,166 @@
+"""The reproduction chapter's figures and tables for the page: Pass@k curves, Tables 1 and 4
+styled, the per-problem scatter, the paths' shares over training beside the toy, and the case
+study's corrected steps."""
+from __future__ import annotations
+
+import textwrap
+from typing import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics import boundary, toy
+from rlvr_dynamics.chapters.reproduction import PATHS, Setting, over_seeds, table1, table4, windowed
+from rlvr_dynamics.chapters.reproduction import sentences
+from rlvr_dynamics.chapters.style import COLORS, mark_best, styled
+from rlvr_dynamics.chapters.toy_dynamics import figures as toy_figures
+from rlvr_dynamics.training.algorithms import BASE
+
+PATH_STYLE = dict(zip(PATHS, (("direct, right", "tab:blue", "-"),
+                              ("direct, wrong", "tab:blue", ":"),
+                              ("stepwise, right", "tab:red", "-"),
+                              ("stepwise, wrong", "tab:red", ":"))))
+"""How each path (``PATHS``) is drawn: its name, colour and line style (solid: right, dotted:
+wrong)."""
+
+
+def plot_passk(long: pd.DataFrame, title: str) -> plt.Figure:
+    """Pass@k against k: one panel per (setting, benchmark), one line per model (mean over
+    seeds, shaded from the lowest to the highest seed)."""
+    panels = list(dict.fromkeys(zip(long["setting"], long["benchmark"])))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.5), squeeze=False,
+                             sharey=True)
+    for ax, (setting, bench) in zip(axes[0], panels):
+        part = long[(long["setting"] == setting) & (long["benchmark"] == bench)]
+        stats = over_seeds(part, "pass@k", ["model", "k"]).reset_index()
+        for label, g in stats.groupby("model", sort=False):
+            color = COLORS.get(label)
+            ax.plot(g["k"], g["mean"], marker="o", ms=2.5, lw=1.3, color=color, label=label)
+            ax.fill_between(g["k"], g["min"], g["max"], color=color, alpha=0.15, lw=0)
+        ax.set_xscale("log", base=2)
+        ax.set(xlabel="k", title=f"{bench}, {setting}")
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("Pass@k (%)")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def passk_tables(passk: pd.DataFrame, settings: dict[str, Setting], described: str) -> list:
+    """Table 1's layout per setting: the mean over seeds with the best of each column in bold
+    and the second underlined (``style.mark_best``), then the standard deviations."""
+    return [t for name, s in settings.items() for t in (
+        mark_best(table1(passk, name), decimals=1,
+                  caption=sentences.table1_caption(name, s, described)),
+        styled(table1(passk, name, "sd"), decimals=1,
+               caption=f"standard deviation over seeds, {name} setting"))]
+
+
+def entropy_tables(entropy: pd.DataFrame, settings: Sequence[str], described: str) -> list:
+    """Table 4's layout per setting (nats, mean over seeds)."""
+    return [styled(table4(entropy, name), decimals=3,
+                   caption=f"entropies (nats), {name} setting, mean over seeds. {described}")
+            for name in settings]
+
+
+def agreement_table(check: pd.DataFrame, n: int, described: str):
+    """``tables.agreement`` for the page."""
+    return styled(check, decimals=2, caption=sentences.agreement_caption(n, described))
+
+
+def ceiling_table(ceiling: pd.DataFrame, described: str):
+    """``tables.ceiling`` for the page."""
+    return styled(ceiling, decimals=1, caption=f"The base's ceiling. {described}")
+
+
+def support_table(support: pd.Series, headline: str):
+    """``claims.rare_path_support`` as percentages, the headline setting named."""
+    return support.to_frame().style.format("{:.0%}").set_caption(
+        f"headline setting: {headline}")
+
+
+def corrected_table(means: pd.DataFrame):
+    """``case.bang_means`` for the page."""
+    return styled(means, decimals=2,
+                  caption="share of samples with a corrected step (%), mean over seeds")
+
+
+def plot_per_problem(recs: dict[tuple, pd.DataFrame], setting: str, benchmarks: Sequence[str],
+                     labels: Sequence[str], hard: set[str], title: str) -> plt.Figure:
+    """Problem by problem under ``setting``: the base's probability of a correct sample (x)
+    against each trained model's (y, mean over seeds), one row of panels per benchmark, one
+    panel per model of ``labels``; problems beyond the direct path (``hard``) in red."""
+    fig, axes = plt.subplots(len(benchmarks), len(labels),
+                             figsize=(3 * len(labels), 2.9 * len(benchmarks)), squeeze=False,
+                             sharex=True, sharey=True)
+    for row, bench in zip(axes, benchmarks):
+        share = boundary.per_problem(recs, setting, bench, [BASE, *labels])
+        red = share.index.isin(list(hard))
+        for ax, label in zip(row, labels):
+            ax.scatter(share[BASE][~red], share[label][~red], s=8, color="tab:blue",
+                       label="within the direct path")
+            ax.scatter(share[BASE][red], share[label][red], s=8, color="tab:red",
+                       label="beyond the direct path")
+            ax.plot([0, 1], [0, 1], color="grey", lw=0.8)
+            ax.set(title=f"{label}, {bench}", xlabel="base: share correct")
+            ax.title.set_fontsize(9)
+        row[0].set_ylabel("trained: share correct")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def _band(ax, runs: list[list[dict]], key: str, window: int, **style) -> bool:
+    """``key`` over training in windows (``windowed``): the mean over seeds and a band from the
+    lowest to the highest seed; False (nothing drawn) where no run measured it."""
+    x, v = windowed(runs, key, window)
+    if np.isnan(v).all():
+        return False
+    ax.plot(x, np.nanmean(v, 0), **style)
+    ax.fill_between(x, np.nanmin(v, 0), np.nanmax(v, 0), color=style.get("color"), alpha=0.12,
+                    lw=0)
+    return True
+
+
+def plot_paths(dynamics: dict[str, list[list[dict]]], prefix: str, window: int, title: str,
+               toy_summary: toy.Summary | None = None, toy_title: str = "") -> plt.Figure:
+    """The share of rollouts on each path (``PATH_STYLE``) over training, one panel per
+    algorithm (mean over seeds, band from the lowest to the highest seed), with the toy's mean
+    policy in a first panel when ``toy_summary`` is given."""
+    n = len(dynamics) + (toy_summary is not None)
+    fig, axes = plt.subplots(1, n, figsize=(3.1 * n, 3.0), squeeze=False)
+    axes = list(axes[0])
+    if toy_summary is not None:
+        ax = axes.pop(0)
+        toy_figures.plot_policy(ax, toy_summary, 0, toy_title)
+        ax.legend(fontsize=7)  # a1: explored, partly right; a2: rare, right; a3: wrong
+    for ax, (label, runs) in zip(axes, dynamics.items()):
+        for key, (name, color, ls) in PATH_STYLE.items():
+            _band(ax, runs, prefix + key, window, color=color, ls=ls, lw=1.4, label=name)
+        ax.set(title=label, xlabel="training step", ylim=(-0.02, 1.02))
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("share of rollouts")
+    axes[-1].legend(fontsize=7)
+    fig.suptitle(textwrap.fill(title, 160), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_corrected(dynamics: dict[str, list[list[dict]]], window: int, title: str
+                   ) -> plt.Figure:
+    """The share of rollouts with a corrected step, and of those also correct (rewarded), over
+    training: one line per algorithm (mean over seeds, band from the lowest to the highest)."""
+    fig, axes = plt.subplots(1, 2, figsize=(8, 3), constrained_layout=True)
+    for label, runs in dynamics.items():
+        for ax, key in zip(axes, ("trace_corrected", "trace_corrected_right")):
+            _band(ax, runs, key, window, color=COLORS[label], label=label)
+    axes[0].set(title="rollouts with a corrected step", xlabel="training step", ylabel="share")
+    axes[1].set(title="... that are also correct (rewarded)", xlabel="training step")
+    axes[0].legend(fontsize=7)
+    fig.suptitle(title, fontsize=8)
+    return fig

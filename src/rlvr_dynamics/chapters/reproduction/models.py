@@ -1,0 +1,97 @@
+"""The models a comparison measures and the problems it measures them on: the base (sampled
+``base_repeats`` times, the noise floor) and one finished run per algorithm and seed, each an
+``evaluation`` spec, evaluated side by side on the first problems of each benchmark."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import pandas as pd
+
+from rlvr_dynamics import boundary, registry
+from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics.parallel import pool_map
+from rlvr_dynamics.tasks import sums
+from rlvr_dynamics.training.algorithms import BASE
+
+
+@dataclass(frozen=True)
+class Model:
+    """One evaluated model: its table label, its seed (training seed; for the base, the index of
+    its repeated sampling) and its evaluation spec. ``sampling_offset`` is added to the sampling
+    seed (the base's repeats)."""
+
+    label: str
+    seed: int
+    spec: str
+    sampling_offset: int = 0
+
+
+def run_spec(run: Path) -> str:
+    """The evaluation spec of a finished training run's final policy: ``tiny:<folder>`` for a
+    character-level sums model, the folder itself for a pretrained one (SmolLM2)."""
+    folder = Path(run) / "model"
+    return f"tiny:{folder}" if registry.is_char_model(folder) else str(folder)
+
+
+def comparison(base_spec: Any, runs: dict[str, Sequence[Path]], base_repeats: int = 1
+               ) -> list[Model]:
+    """The base (a registry spec or ``PretrainConfig``, sampled ``base_repeats`` times) and
+    every run of ``runs`` (label -> one run folder per seed, in seed order)."""
+    base_spec = registry.spec_text(base_spec)
+    if base_repeats < 1:
+        raise ValueError(f"base_repeats must be >= 1, got {base_repeats}")
+    return ([Model(BASE, j, base_spec, j) for j in range(base_repeats)]
+            + [Model(label, seed, run_spec(run)) for label, folders in runs.items()
+               for seed, run in enumerate(folders)])
+
+
+def chosen(benchmarks: Sequence[Any], problems: int) -> dict[str, list]:
+    """The first ``problems`` test problems of each benchmark, keyed by its spec text."""
+    return {registry.spec_text(b): registry.load_benchmark(b)[1][:problems] for b in benchmarks}
+
+
+def beyond_direct(chosen: dict[str, list]) -> set[str]:
+    """The ids of the sums problems (of ``chosen``'s benchmarks) that the base's direct path
+    cannot solve (a sum of 30 or more, beyond the author's carry cap): only the stepwise path
+    can."""
+    author = sums.Author()
+    return set().union(*(boundary.hard_ids(ps, lambda terms: sums.direct_success(terms, author) > 0)
+                         for ps in chosen.values()))
+
+
+def _settings(model: Model, settings: ev.EvalSettings) -> ev.EvalSettings:
+    return dataclasses.replace(settings, seed=settings.seed + model.sampling_offset)
+
+
+def _evaluate_job(job) -> None:
+    """Evaluate one model under one setting on every benchmark (records land on disk)."""
+    model, benchmarks, settings, profile, problems, batch_size = job
+    ev.evaluate_table([model.spec], benchmarks, _settings(model, settings), profile,
+                      batch_size=batch_size, problems=problems)
+
+
+def evaluate_models(models: Sequence[Model], benchmarks: Sequence[str],
+                    settings: dict[str, ev.EvalSettings], profile: str, *, problems: int,
+                    workers: int = 2, batch_size: int = 256) -> dict[tuple, pd.DataFrame]:
+    """Records of every model on every benchmark under every named setting, keyed
+    ``(setting, benchmark, label, seed)``. Evaluations not on disk yet are computed ``workers``
+    at a time, one job per model and setting; the rest are read back."""
+    jobs = [(m, list(benchmarks), s, profile, problems, batch_size)
+            for m in models for s in settings.values()]
+    first = chosen(benchmarks, problems)  # loaded once
+    todo = [j for j in jobs if not all(ev.is_done(ev.run_dir(
+        profile, registry.spec_text(j[0].spec), registry.spec_text(b),
+        first[registry.spec_text(b)], _settings(j[0], j[2]), "transformers"))
+        for b in benchmarks)]
+    pool_map(_evaluate_job, todo, workers, desc="evaluations")
+    out = {}
+    for name, s in settings.items():
+        for m in models:
+            table = ev.evaluate_table([m.spec], benchmarks, _settings(m, s), profile,
+                                      batch_size=batch_size, problems=problems)
+            for (bench, _), recs in table.items():
+                out[name, bench, m.label, m.seed] = recs.drop(columns="repeat")
+    return out

@@ -1,0 +1,241 @@
+"""The reproduction chapter's words, written from its results: the settings its figures state,
+its sentences about Tables 1 and 4, the boundary and the knob, and the rows it hands to
+``verdicts.record`` (our values and each check in words)."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import stats
+from rlvr_dynamics.chapters.reproduction import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN,
+                                                 PASS1_MARGIN, PASSK_MARGIN, Check, Setting,
+                                                 case_check, rare_path_support, setting_checks)
+from rlvr_dynamics.chapters.reproduction.tables import Z
+from rlvr_dynamics.chapters.training.sentences import run_settings
+from rlvr_dynamics.training.algorithms import BASE
+
+
+# --- the settings the figures and tables state -----------------------------------------------
+
+def described(P: Any, T: Any) -> str:
+    """What every figure and table of the chapter measured (``P``: the chapter's parameters,
+    ``T``: the training chapter's)."""
+    measured = (f"exact (tree to {P.tol:g} or {P.max_nodes} prefixes, {P.frontier_samples} "
+                f"samples below)" if P.estimator == "exact" else f"n = {P.n} samples")
+    return (f"{P.profile} profile; {P.problems} problems per benchmark, {measured}; "
+            f"{len(T.seeds)} training seeds per algorithm, base measured {P.base_repeats} times")
+
+
+def runs_text(P: Any, T: Any, labels: Sequence[str], base_spec: str) -> str:
+    """The training runs compared (``run_settings``), with this chapter's own bits: the
+    algorithms, the base they start from and the temperature of their rollouts."""
+    return (f"The training runs ({P.profile} profile): {', '.join(labels)} from `{base_spec}`; "
+            f"{run_settings(T)}; rollouts at temperature {T.temperature:g}.")
+
+
+def benchmarks_text(chosen: dict[str, list], hard: set[str]) -> str:
+    """How many problems of each benchmark are measured, and how many of them lie beyond the
+    direct path."""
+    return "Measured: " + "; ".join(
+        f"{b}, {len(ps)} problems, {len(hard & {p.id for p in ps})} beyond the direct path"
+        for b, ps in chosen.items()) + "."
+
+
+def window_text(window: int) -> str:
+    """How the curves over training are drawn."""
+    return f"windows of {window} steps; lines: mean over seeds, bands: min to max"
+
+
+def table1_caption(name: str, s: Setting, described: str) -> str:
+    return (f"Pass@k (%), {name} setting (T = {s.temperature:g}, top-p {s.top_p:g}): mean over "
+            f"seeds. {described}")
+
+
+def agreement_caption(n: int, described: str) -> str:
+    return (f"The base: exact measurement against n = {n} samples (Pass@k in %); last column: "
+            f"share of problems whose sampled share lies within {Z:g} standard errors of the "
+            f"exact p. {described}")
+
+
+def case_text(problem: str, problems: Sequence, hard: set[str]) -> str:
+    """The case study's problem: its prompt and answer, and whether it lies beyond the direct
+    path (``problems``: the benchmark's problems)."""
+    prompt = next(p for p in problems if p.id == problem)
+    return (f"Problem {problem}: `{prompt.prompt}` (answer {prompt.answer}, "
+            f"{'beyond' if problem in hard else 'within'} the direct path).")
+
+
+def margins_text() -> str:
+    """The margins of the chapter's checks (``claims``)."""
+    return (f"Margins: Pass@1 gain {PASS1_MARGIN:g} points, large k {PASSK_MARGIN:g} points, "
+            f"answer entropy {ANSWER_ENTROPY_MARGIN:g} nats, corrected steps {CASE_MARGIN:g} "
+            "points.")
+
+
+# --- the sentences about the results -----------------------------------------------------------
+
+def _exact(recs: dict[tuple, pd.DataFrame]) -> bool:
+    return all(ev.is_exact(r) for r in recs.values())
+
+
+def _range(values: Sequence[float], fmt: str = "{:.1f}") -> str:
+    lo, hi = min(values), max(values)
+    return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else \
+        f"{fmt.format(lo)}-{fmt.format(hi)}"
+
+
+def ceiling_text(recs: dict[tuple, pd.DataFrame], benchmarks: Sequence[str], hard: set[str],
+                 n: int) -> str:
+    """Which settings let the base reach the problems beyond the direct path."""
+    parts = []
+    for bench in benchmarks:
+        support = rare_path_support(recs, bench, hard, n)
+        parts.append(f"on {bench}, " + ", ".join(f"{v:.0%} under the {s} setting"
+                                                for s, v in support.items()))
+    return ("Of the problems beyond the direct path, the base solves at least once in "
+            f"{n} samples{' (in expectation)' if _exact(recs) else ''}: " + "; ".join(parts)
+            + ". A setting at 0 % cannot see the rare path at all: there, any trained model "
+            "that takes it looks like an expansion.")
+
+
+def saturation_text(passk: pd.DataFrame, benchmarks: Sequence[str], last: int) -> str:
+    """The trained models' Pass@1 against their Pass@``last``, per setting and benchmark."""
+    trained = passk[passk["model"] != BASE]
+    means = trained.groupby(["setting", "benchmark", "model", "k"], sort=False)["pass@k"].mean()
+    parts = []
+    for setting in dict.fromkeys(trained["setting"]):
+        for bench in benchmarks:
+            p1 = means.loc[setting, bench, :, 1].tolist()
+            pn = means.loc[setting, bench, :, last].tolist()
+            parts.append(f"{bench}, {setting} setting: Pass@1 {_range(p1)} %, "
+                         f"Pass@{last} {_range(pn)} %")
+    return ("The trained models (mean over seeds, the range over algorithms): "
+            + "; ".join(parts) + ".")
+
+
+def shrinkage_text(btable: pd.DataFrame) -> str:
+    """Per setting and benchmark: how many problems the trained models lose against the base's
+    first evaluation, beside what the base's second evaluation loses by chance alone (counts
+    or, from exact records, expectations; compared at the 0.1 they are printed to)."""
+    sentences = []
+    for (setting, bench), g in btable.groupby(["setting", "benchmark"], sort=False):
+        floor = g[g["model"] == BASE]["lost"].max()
+        lost = g[g["model"] != BASE].groupby("model", sort=False)["lost"].mean()
+        beyond = [m for m, v in lost.items() if round(v, 1) > round(floor, 1)]
+        verdict = ("no algorithm loses more than chance does" if not beyond else
+                   f"{', '.join(beyond)} lose{'s' if len(beyond) == 1 else ''} more than chance")
+        sentences.append(f"{bench}, {setting} setting: the trained models lose "
+                         f"{_range(lost.tolist())} problems on average, the base's second "
+                         f"evaluation {floor:.1f} ({verdict})")
+    return "; ".join(sentences) + "."
+
+
+def answer_entropy_text(entropy: pd.DataFrame, setting: str) -> str:
+    """Whether each -N variant's answer entropy is above its counterpart's under ``setting``,
+    per benchmark (means over seeds)."""
+    part = entropy[entropy["setting"] == setting]
+    m = part.groupby(["benchmark", "model"], sort=False)["answer entropy"].mean()
+    out = []
+    for bench in dict.fromkeys(part["benchmark"]):
+        for neg, pos in (("GRPO-N", "GRPO"), ("GSPO-N", "GSPO")):
+            if (bench, neg) in m and (bench, pos) in m:
+                a, b = m[bench, neg], m[bench, pos]
+                out.append(f"{neg} {a:.3f} {'above' if a > b else 'not above'} {pos} {b:.3f} "
+                           f"({bench})")
+    return f"Answer entropy under the {setting} setting: " + "; ".join(out) + "."
+
+
+# --- the knob: the group size --------------------------------------------------------------------
+
+def fmt_takeover(t: float, steps: int) -> str:
+    """A step of takeover; one that never came shows as "≥ ``steps``" (the run's length)."""
+    return f"≥ {steps}" if np.isinf(t) else f"{t:g}"
+
+
+def takeover_table(T: Any, steps: dict[tuple[str, int], list[float]]) -> pd.DataFrame:
+    """``paths.takeover_steps`` as a table: one row per (algorithm, G), one column per seed
+    (``T``: the training chapter's parameters)."""
+    return pd.DataFrame({f"{label}, G = {g}": [fmt_takeover(t, T.steps) for t in v]
+                         for (label, g), v in steps.items()},
+                        index=[f"seed {s}" for s in T.seeds]).T.rename_axis(
+        "step at which the stepwise path first carries half of the rollouts")
+
+
+def takeover_text(steps: dict[tuple[str, int], list[float]], G0: int) -> str:
+    """Whether each algorithm's stepwise path takes over later with smaller groups (the toy's
+    prediction), seed by seed, and how GRPO-N compares with GRPO at each group size."""
+    parts = []
+    for (label, g), v in steps.items():
+        if g == G0 or (label, G0) not in steps:
+            continue
+        base = steps[label, G0]
+        later = sum(t > b for t, b in zip(v, base))
+        gap = np.mean([t - b for t, b in zip(v, base) if np.isfinite(t) and np.isfinite(b)] or
+                      [np.nan])
+        by = "" if np.isnan(gap) else f" (by {gap:.1f} steps on average where both took over)"
+        parts.append(f"{label} with G = {g} takes over later than with G = {G0} in {later} of "
+                     f"{len(v)} seeds{by}")
+    for g in sorted({g for _, g in steps}):
+        if ("GRPO", g) in steps and ("GRPO-N", g) in steps:
+            a, b = steps["GRPO-N", g], steps["GRPO", g]
+            parts.append(f"at G = {g}, GRPO-N takes over later than GRPO in "
+                         f"{sum(x > y for x, y in zip(a, b))} of {len(a)} seeds")
+    return ("; ".join(parts) + ".") if parts else "The knob was not run under this profile."
+
+
+# --- the rows for the closing chapter ----------------------------------------------------------
+
+DIGITS = {"answer_entropy": (3, 3)}
+"""Decimals of a claim's values and of its differences, where not (1, 2) (points of Pass@k)."""
+
+
+def subject(claim: str, test: str, ood: str, last: int) -> str:
+    """What a claim of ``claims.setting_checks`` reads, in words."""
+    return {"pass1_gain": f"{test} Pass@1", "large_k": f"{test} Pass@{last}",
+            "ood": f"{ood} Pass@{last}", "answer_entropy": f"{test} answer entropy"}[claim]
+
+
+def ours(values: dict[str, np.ndarray], digits: int = 1) -> str:
+    """Each model's value: mean ± sd over seeds (the mean alone for one seed)."""
+    return ", ".join(f"{m} {x.mean():.{digits}f}" + (f" ± {x.std(ddof=1):.1f}"
+                                                      if len(x) > 1 else "")
+                     for m, x in values.items())
+
+
+def check_text(c: Check, digits: int = 2) -> str:
+    """A check in words: the difference, its interval and the side of the margin it must be
+    on."""
+    e = c.effect
+    side = f"> -{e.margin:g}" if e.kind == stats.NON_INFERIORITY else f"> +{e.margin:g}"
+    return f"{c.a} - {c.b} = {e.text(f'{{:+.{digits}f}}')} ({side}?)"
+
+
+def claim_rows(passk: pd.DataFrame, entropy: pd.DataFrame, bangs: pd.DataFrame,
+               settings: Sequence[str], headline: str, test: str, ood: str, bang_setting: str,
+               last: int) -> list[dict]:
+    """The rows this chapter records for ``verdicts``: the Pass@k and entropy claims scored
+    under every setting (``claims.setting_checks``, the large-k ones at k = ``last``), the
+    verdict taken under ``headline`` (the others shown beside it as ``also``), and the case
+    study's corrected steps under ``bang_setting`` (``claims.case_check``). Values: mean ± sd
+    over seeds (the base's evaluations count as its seeds)."""
+    scored = {s: setting_checks(passk, entropy, s, test, ood, last) for s in settings}
+    rows = []
+    for claim, c in scored[headline].items():
+        if c.checks:
+            v, d = DIGITS.get(claim, (1, 2))
+            rows.append({"claim": claim, "ours": f"{subject(claim, test, ood, last)}: "
+                         f"{ours(c.values, v)} ({headline} setting)",
+                         "checks": [(f"{check_text(x, d)} [{headline}]", x.effect.verdict)
+                                    for x in c.checks],
+                         "also": [(f"{check_text(x, d)} [{s}]", x.effect.verdict)
+                                  for s in settings if s != headline
+                                  for x in scored[s][claim].checks]})
+    case = case_check(bangs, bang_setting, test)
+    if case is not None:
+        rows.append({"claim": "case_study", "ours": f"{test}, share of correct samples with a "
+                     f"corrected step ({bang_setting}): {ours(case.values)} %",
+                     "checks": [(check_text(x), x.effect.verdict) for x in case.checks]})
+    return rows

@@ -1,0 +1,108 @@
+"""Tables 1 and 4 over seeds (Section 4.1, Appendix C.5): Pass@k and the entropies of every
+evaluation in long form, their spread over seeds in the paper's layouts, the base's ceiling,
+and the exact measurement beside n samples of the same model."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics.chapters.reproduction.models import Model, evaluate_models
+from rlvr_dynamics.training.algorithms import BASE
+
+Z = 4.5
+"""``agreement``: a sampled share agrees with the exact p within this many combined standard
+errors."""
+
+
+def passk_long(recs: dict[tuple, pd.DataFrame], ks: Sequence[int]) -> pd.DataFrame:
+    """Pass@k (%) of every evaluation: columns setting, benchmark, model, seed, k, pass@k."""
+    rows = []
+    for (setting, bench, label, seed), r in recs.items():
+        per = ev.passk_per_problem(r, ks).mean(0)
+        rows += [{"setting": setting, "benchmark": bench, "model": label, "seed": seed, "k": k,
+                  "pass@k": 100 * v} for k, v in zip(ks, per)]
+    return pd.DataFrame(rows)
+
+
+def entropy_long(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
+    """Answer- and token-level entropy (Appendix C.5) of every evaluation, one row each."""
+    return pd.DataFrame([{"setting": s, "benchmark": b, "model": m, "seed": seed,
+                          "answer entropy": ev.answer_entropy_of(r),
+                          "token entropy": ev.token_entropy_of(r)}
+                         for (s, b, m, seed), r in recs.items()])
+
+
+def over_seeds(long: pd.DataFrame, value: str, by: Sequence[str]) -> pd.DataFrame:
+    """Mean, standard deviation (ddof 1), min and max of ``value`` over seeds, per ``by``."""
+    g = long.groupby(list(by), sort=False)[value]
+    return pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1), "min": g.min(), "max": g.max(),
+                         "seeds": g.size()})
+
+
+def table1(long: pd.DataFrame, setting: str, stat: str = "mean") -> pd.DataFrame:
+    """Table 1's layout for one setting: rows (benchmark, model), columns k, Pass@k (%) as the
+    ``stat`` ("mean" or "sd") over seeds."""
+    part = long[long["setting"] == setting]
+    return over_seeds(part, "pass@k", ["benchmark", "model", "k"])[stat].unstack("k")
+
+
+def table4(long: pd.DataFrame, setting: str, stat: str = "mean") -> pd.DataFrame:
+    """Table 4's layout for one setting: rows (metric, model), columns benchmarks."""
+    part = long[long["setting"] == setting].melt(
+        id_vars=["benchmark", "model", "seed"], value_vars=["answer entropy", "token entropy"],
+        var_name="metric")
+    table = over_seeds(part, "value", ["metric", "model", "benchmark"])[stat]
+    return table.unstack("benchmark")
+
+
+def ceiling(passk: pd.DataFrame, chosen: dict[str, list], hard: set[str], k: int
+            ) -> pd.DataFrame:
+    """Per benchmark of ``chosen`` (spec text -> its problems), the share of its problems that
+    the direct path can solve (those not in ``hard``) beside the base's Pass@``k`` under each
+    setting (%, mean over its evaluations): what the base can reach."""
+    ids = {b: {p.id for p in ps} for b, ps in chosen.items()}
+    out = pd.DataFrame({"problems the direct path can solve (%)":
+                        {b: 100 * (1 - len(hard & ids[b]) / len(ids[b])) for b in ids}})
+    for name in dict.fromkeys(passk["setting"]):
+        out[f"base Pass@{k} (%), {name} setting"] = \
+            table1(passk, name).xs(BASE, level="model")[k]
+    return out
+
+
+def agreement(exact_recs: dict[tuple, pd.DataFrame], sampled_recs: dict[tuple, pd.DataFrame],
+              ks: Sequence[int], z: float = Z) -> pd.DataFrame:
+    """The exact measurement beside n samples of the same model, per (setting, benchmark):
+    mean Pass@k of each at ``ks``, and the share of problems whose sampled share of correct
+    samples lies within ``z`` combined standard errors of the exact p (the exact part's: its
+    standard error, or half its certified width where the tree closed)."""
+    rows = []
+    for key, s in sampled_recs.items():
+        e = exact_recs[key]
+        p = e["p"].to_numpy(float)
+        se_e = np.where(e["se"] > 0, e["se"], (e["p_hi"] - e["p_lo"]) / 2)
+        n, c = ev.correct_counts(s)
+        share = c / n
+        se_s = np.sqrt(np.clip(share * (1 - share), 1 / n, None) / n)
+        row = {"setting": key[0], "benchmark": key[1], "model": key[2]}
+        for k, a, b in zip(ks, ev.passk_per_problem(e, ks).mean(0),
+                           ev.passk_per_problem(s, ks).mean(0)):
+            row[f"Pass@{k} exact"], row[f"Pass@{k} sampled"] = 100 * a, 100 * b
+        row[f"within {z:g} se"] = float(np.mean(np.abs(p - share) <= z * np.hypot(se_e, se_s)))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index(["setting", "benchmark", "model"])
+
+
+def sampled_check(P: Any, models: Sequence[Model], recs: dict[tuple, pd.DataFrame]
+                  ) -> pd.DataFrame | None:
+    """The base's first evaluation sampled (``P.n`` samples per problem) beside its exact
+    records ``recs`` (``agreement`` at k = 1, 16 and n), where ``P`` (the chapter's parameters)
+    measures exactly and asks for the check (``check_sampled``); else None."""
+    if not (P.check_sampled and P.estimator == "exact"):
+        return None
+    base = [m for m in models if m.label == BASE][:1]
+    sampled = evaluate_models(base, P.benchmarks, P.eval_settings("sampled"), P.profile,
+                              problems=P.problems, workers=P.workers, batch_size=P.batch_size)
+    return agreement(recs, sampled, sorted({1, min(16, P.n), P.n}))
