@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 
 from rlvr_dynamics import stats, toy, verdicts  # noqa: E402
 from rlvr_dynamics.chapters import toy_dynamics as chapter  # noqa: E402
-from rlvr_dynamics.chapters.toy_dynamics import display, figures, sentences  # noqa: E402
+from rlvr_dynamics.chapters.toy_dynamics import figures, sentences, shown  # noqa: E402
 
 TINY = dict(seeds=8, steps=40, G_sweep=[2, 4], tau_sweep=[1.0, 4.0], expansion_seeds=6,
             expansion_steps=40, expansion_p2=[0.01, 0.05], expansion_G=[2, 3])
@@ -63,9 +63,9 @@ def negatives_switching(steps=200, switch=30, K=3):
 # --- text and tables ---------------------------------------------------------------------------
 
 def test_fmt_and_show():
-    assert display.fmt(np.inf) == "never"
-    assert display.fmt(12.4) == "12" and display.fmt(12.6) == "13"
-    assert display.show([0.5, 0.5], [1.0, 0.0]) == "π0=(0.5, 0.5), r=(1.0, 0.0)"
+    assert shown.fmt(np.inf) == "never"
+    assert shown.fmt(12.4) == "12" and shown.fmt(12.6) == "13"
+    assert shown.show([0.5, 0.5], [1.0, 0.0]) == "π0=(0.5, 0.5), r=(1.0, 0.0)"
 
 
 def test_spread_states_seeds_and_the_standard_error_bound(P):
@@ -80,7 +80,7 @@ def test_expansion_table_reads_medians_shares_and_peaks():
                   [0.2, 0.7, 0.1], [0.1, 0.8, 0.1]]            # a2 overtakes a1 at step 3
     mean[:, 1] = [0.6, 0.1, 0.3]                               # never expands
     t = np.array([[1.0, 3.0, 5.0, np.inf], [np.inf] * 4])
-    table = display.expansion_table(summary(mean, t_expand=t), ["first", "second"])
+    table = shown.expansion_table(summary(mean, t_expand=t), ["first", "second"])
     assert table.loc["first", "median over seeds"] == "4"     # median of 1, 3, 5, inf
     assert table.loc["first", "seeds expanded"] == "75%"
     assert table.loc["second", "median over seeds"] == "never"
@@ -106,13 +106,13 @@ def test_costs_read_the_first_setting_and_clip_the_early_step():
     mean = np.tile([0.4, 0.2, 0.4], (steps + 1, 1, 1))
     sm = summary(mean, t_expand=np.array([[2.0, 4.0, 6.0, 8.0, np.inf]]))
     sm.reward[:, 0, 0] = np.arange(steps + 1) / steps           # reward rises 0 -> 1
-    got = display.costs(sm)
+    got = shown.costs(sm)
     assert got["median time to expansion"] == "6"
     assert got["seeds expanded"] == "80%"
     assert got[f"mean π(a1) at step {steps}"] == "0.400"       # clipped to the last step
     assert got["final mean reward"] == "1.000" and got["mean reward, whole run"] == "0.500"
     assert got["time to expansion, 10% / 90% of seeds"] == "2 / never"
-    table = display.costs_table({"Adam": sm}, {"Adam": sm})
+    table = shown.costs_table({"Adam": sm}, {"Adam": sm})
     assert list(table.columns) == [("Adam", "standard"), ("Adam", "negative-only")]
 
 
@@ -184,7 +184,7 @@ def by_G_with(medians):
 
 def test_summary_table_holds_on_two_stages():
     main = summary(two_stage_mean(), negatives_switching())
-    table = display.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3), (2e-3, -1.0)])
+    table = shown.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3), (2e-3, -1.0)])
     assert table["holds here"].tolist() == [True] * 5
     assert "at step 20" in table.iloc[0]["this build"]
     assert table.iloc[3]["this build"] == "median time to expansion G=2: 120, G=4: 80, G=8: 50"
@@ -192,14 +192,14 @@ def test_summary_table_holds_on_two_stages():
 
 def test_summary_table_fails_where_the_claims_fail():
     main = summary(two_stage_mean(expand=False), negatives_switching(switch=200))
-    table = display.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
+    table = shown.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
     held = table["holds here"].tolist()
     assert held == [True, False, False, False, False]
     # pi(a2) rising in stage 1 by more than the slack breaks the first claim.
     mean = two_stage_mean()
     mean[1:21, 0, 1] = 0.02
     mean[1:21, 0, 2] = 1 - mean[1:21, 0, 0] - 0.02
-    table = display.summary_table(summary(mean, negatives_switching()), by_G_with([3, 2, 1]),
+    table = shown.summary_table(summary(mean, negatives_switching()), by_G_with([3, 2, 1]),
                                   [(0.0, -1.0)])
     assert table["holds here"].tolist() == [False, True, True, True, True]
 
@@ -253,7 +253,7 @@ def test_figures_and_tables_of_a_tiny_build(P):
     by_pi0, by_r = chapter.figure1_runs(P)
     fig = figures.plot_figure1(P, by_pi0, by_r)
     assert len(fig.axes) == len(P.pi0_sweep) + len(P.reward_sweep)
-    table = display.figure1_table(P, by_pi0, by_r)
+    table = shown.figure1_table(P, by_pi0, by_r)
     assert len(table) == len(P.pi0_sweep) + len(P.reward_sweep)
     main = chapter.main_run(P)
     share = chapter.negative_shares(main)
@@ -262,10 +262,10 @@ def test_figures_and_tables_of_a_tiny_build(P):
     assert len(figures.plot_relative_negatives(P, main).axes) == 2
     by_opt = chapter.optimizer_runs(P)
     assert len(figures.plot_optimizers(P, by_opt).axes) == 4
-    mf = display.mean_field_table(P, by_opt)
+    mf = shown.mean_field_table(P, by_opt)
     assert mf.index.names == ["optimizer", "setting"] and len(mf) == 4
     by_tau = chapter.temperature_runs(P)
-    t = display.temperature_table(P, by_tau)
+    t = shown.temperature_table(P, by_tau)
     assert t["initial π_τ"].iloc[0] == str(np.round(P.pi0, 3).tolist())   # tau = 1
     assert len(figures.plot_figure6(P, by_tau).axes) == len(P.tau_sweep)
     four = chapter.four_action_runs(P)
@@ -274,7 +274,7 @@ def test_figures_and_tables_of_a_tiny_build(P):
     assert set(grids) == {"standard", "negative-only"}
     assert grids["standard"].t_seed.shape == (2, 2, P.expansion_seeds)
     assert len(figures.plot_phase_diagram(P, grids).axes) == 5    # four panels and a colour bar
-    g = display.expansion_grid_table(P, grids)
+    g = shown.expansion_grid_table(P, grids)
     assert g.shape == (4 * len(P.expansion_G), len(P.expansion_p2))   # 2 rules x 2 times
     assert g.index.names == ["update", "time to expansion of", "G"]
     plt.close("all")
@@ -425,13 +425,13 @@ def test_phase_text_reads_the_grid(P):
 
 def test_summary_text_lists_what_holds_and_what_does_not(P):
     main = summary(two_stage_mean(), negatives_switching())
-    table = display.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3)])
+    table = shown.summary_table(main, by_G_with([120, 80, 50]), [(0.0, -1e-3)])
     opt = {"Adam": settings_of([two_stage_mean()] * 2, [100, 100])}
     grids = {"standard": grid([[200, 50], [150, 40]])}
     text = sentences.summary_text(table, opt, opt, grids)
     assert text.startswith("- **Reproduced, in the mean over seeds**: stage 1") and "Not reproduced" not in text
     assert "4 of 4 cells with the standard update" in text
     main = summary(two_stage_mean(expand=False), negatives_switching(switch=200))
-    table = display.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
+    table = shown.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
     text = sentences.summary_text(table, opt, opt, grids)
     assert "**Not reproduced here**: stage 2: π(a2) rises, π(a1) falls;" in text

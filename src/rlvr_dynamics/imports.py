@@ -35,8 +35,8 @@ LAYERS: dict[str, int] = {
 import its own layer (without cycles) and the layers below, never one above."""
 
 
-PRESENTATION = ("figures", "display", "sentences", "style")
-"""Module names that hold presentation only: a chapter's ``figures``, ``display`` (tables whose
+PRESENTATION = ("figures", "shown", "sentences", "style")
+"""Module names that hold presentation only: a chapter's ``figures``, ``shown`` (tables whose
 cells are written for people) and ``sentences``, and ``chapters.style`` (colours, table styles,
 number formats). A chapter's plain tables of numbers are computation."""
 

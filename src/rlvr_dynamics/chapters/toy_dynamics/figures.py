@@ -15,7 +15,7 @@ from rlvr_dynamics.chapters.style import ACTION_COLORS
 from rlvr_dynamics.chapters.toy_dynamics import (SHARE_WINDOW, Params, negative_shares,
                                                  two_settings)
 from rlvr_dynamics.chapters.toy_dynamics.sentences import settings, spread
-from rlvr_dynamics.chapters.toy_dynamics.display import show
+from rlvr_dynamics.chapters.toy_dynamics.shown import show
 
 
 def plot_policy(ax, summary: toy.Summary, s: int, title: str = "") -> None:

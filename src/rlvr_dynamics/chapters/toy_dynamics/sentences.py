@@ -9,7 +9,7 @@ import pandas as pd
 from rlvr_dynamics import toy
 from rlvr_dynamics.chapters.toy_dynamics import (EXPLOITATION_MARGIN, NEGATIVE_SHARE_MIN, Params,
                                                  negative_shares, two_settings)
-from rlvr_dynamics.chapters.toy_dynamics.display import (COST_EARLY_STEP, SHARE_START_STEPS, fmt,
+from rlvr_dynamics.chapters.toy_dynamics.shown import (COST_EARLY_STEP, SHARE_START_STEPS, fmt,
                                                         show)
 
 
