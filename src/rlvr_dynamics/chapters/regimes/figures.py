@@ -136,3 +136,11 @@ def summary_table(summary: pd.DataFrame):
                                                                   out.pop("seeds"))])
     out["step of expansion"] = [", ".join(number(x) for x in t) for t in out["step of expansion"]]
     return out.style.format(number, subset=[c for c in out.columns if out[c].dtype.kind == "f"])
+
+
+def verdicts_table(verdicts: pd.DataFrame):
+    """The verdicts per regime (``sentences.regime_verdicts``), a claim to a row and a regime
+    to a column, every cell in full (no truncation), left-aligned."""
+    return (verdicts.T.style.set_table_styles([
+        {"selector": "td, th", "props": "padding: 0.2em 0.6em; text-align: left; "
+                                        "vertical-align: top;"}]))

@@ -27,7 +27,10 @@ def settings(P: Any, T: Any, hard: dict[str, np.ndarray]) -> str:
 
 
 def _steps(t: Sequence[float]) -> str:
-    return ", ".join("never" if np.isinf(x) else f"{x:g}" for x in t)
+    """Times to expansion in words: "never" within the run, "outside the toy" where the toy
+    has no prediction (NaN: a regime outside its scenario)."""
+    return ", ".join("never" if np.isinf(x) else "outside the toy" if np.isnan(x) else f"{x:g}"
+                     for x in t)
 
 
 def disagreement(first: str, second: str, tie: bool) -> str:
@@ -97,11 +100,21 @@ def ordering_text(orders: pd.DataFrame) -> str:
 
 # --- the verdicts --------------------------------------------------------------------------------
 
+def phase_title(setting: str, D: Any, toy_seeds: int) -> str:
+    """The title of the LM's regime map beside the toy's prediction (``D``: the toy chapter's
+    parameters)."""
+    return (f"The LM's regime map. {setting}; the toy's prediction from the same π0(a2), "
+            f"rewards and G, the toy chapter's optimizer ({D.optimizer}, lr {D.lr:g}), "
+            f"{toy_seeds} seeds")
+
+
 def _neg(e: stats.Effect) -> str:
     """An effect estimated on negated values, shown on the original scale."""
+    def signed(x: float) -> str:
+        return f"{-x + 0.0:+.1f}"  # + 0.0: no "-0.0"
     if np.isnan(e.half_width):
-        return f"{-e.estimate:+.1f} (one seed: no interval)"
-    return f"{-e.estimate:+.1f} [{-e.high:+.1f}, {-e.low:+.1f}]"
+        return f"{signed(e.estimate)} (one seed: no interval)"
+    return f"{signed(e.estimate)} [{signed(e.high)}, {signed(e.low)}]"
 
 
 def regime_verdicts(table: pd.DataFrame, entropy: pd.DataFrame) -> pd.DataFrame:
