@@ -23,6 +23,12 @@ def described(where: str, Q: Params, T: Any) -> str:
             f"n = {Q.n}, at most {T.max_completion_length} tokens")
 
 
+def dynamics_title(Q: Params, described: str) -> str:
+    """The title of the chapter's Figure 2: the training mix and ``described``."""
+    return (f"Training dynamics on the mix {Q.levels}. {described}; lines: mean over seeds, "
+            "bands: min to max")
+
+
 def difficulty_caption(P: Params, described: str) -> str:
     return (f"The base per difficulty, {P.difficulty_n} samples at T = 1 on {P.problems} test "
             f"problems each. {described}")
