@@ -171,12 +171,15 @@ def test_a_path_prior_has_one_range_everywhere():
     from rlvr_dynamics.path_prior import Refit
     for bad in (1.0, 0.0):
         with pytest.raises(ParameterError, match=r"regimes\[x\]\[prior\]"):
-            plan("cpu", ["regimes"], [f"regimes={{x: {{prior: {bad}}}}}"])
+            plan("cpu", ["regimes"], [f"regimes={{x: {{prior: {bad}}}}}", "controls={}"])
         with pytest.raises(ValueError, match="prior"):
             Refit(prior=bad)
     cfg = params_class("training")().run_config("grpo", 0)
     with pytest.raises(ValueError, match="TrainConfig.path_prior=1.0"):
         cfg.replace(path_prior=1.0)
-    ok = plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}"])["regimes"]
-    assert ok["regimes"] == {"x": {"prior": 0.5, "hard_share": None, "base_seed": None}}
+    ok = plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}", "controls={}"])["regimes"]
+    assert ok["regimes"] == {"x": {"prior": 0.5, "guess": None, "hard_share": None,
+                                   "base_seed": None}}
+    with pytest.raises(ParameterError, match=r"controls\['three paths'\]='two paths': both must"):
+        plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}"])  # the arm named, not run
     assert cfg.replace(path_prior=0.5).path_prior == Refit(prior=0.5).prior

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.path_prior import Refit, dial_check, first_position_batch, refit
+from rlvr_dynamics.path_prior import Refit, dial_check, path_masses, refit
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.sums import Author, SumTask
@@ -117,17 +117,60 @@ def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(r
             right = np.array(split["direct_right"]) + np.array(split["stepwise_right"])
             assert np.allclose(right, p, atol=0.05)
     # the probe at step 0 measures the refitted base: its stepwise mass (completions that start
-    # with a digit) is the base's probability of a digit first, read from the logits
+    # with a step) is about the base's probability of the problem's first digit first, read
+    # from the logits (a first digit can still go astray)
     full = rec["full"]["test"]
     stepwise = np.array(full["stepwise_right"]) + np.array(full["stepwise_wrong"])
     model, tok = registry.load_model(run_config(path_prior=0.2).policy, "test")
     terms = [p.meta["terms"] for p in SumTask().problems("test")[:3]]
-    with torch.no_grad():
-        logits = model(**first_position_batch(tok, terms)).logits[:, -1]
-    digits = torch.softmax(logits, -1)[:, tok.convert_tokens_to_ids(list("0123456789"))].sum(-1)
+    first = path_masses(model, tok, terms)["stepwise"]
     # per problem the estimate is noisy on this broad small base (4 samples below a frontier
     # that holds most of the mass, each carrying a quarter of it); over problems it is unbiased
-    assert abs(stepwise.mean() - float(digits.mean())) < 0.1, (stepwise, digits)
+    assert abs(stepwise.mean() - float(first.mean())) < 0.1, (stepwise, first)
+
+
+def test_the_dial_sets_three_habits_and_the_guess_after_its_marker(results):
+    """A guess habit: the refit moves P(guess) from nothing toward the asked value, the guess
+    is followed by ``#`` and a number, and the control (no guess) keeps P(guess) near 0."""
+    terms = [p.meta["terms"] for p in SumTask().problems("test")[:40]]
+    three, tok = refit(BASE, Refit(0.05, 0.4), "test")
+    two, _ = refit(BASE, Refit(0.05), "test")
+    table = dial_check({"three": (three, tok), "two": (two, tok)}, terms, BASE)
+    assert table.loc["three", "P(guess)"] > 0.2 > 0.01 > table.loc["two", "P(guess)"], table
+    assert table.loc["three", "P(direct)"] < table.loc["two", "P(direct)"] - 0.2, table
+    ids = torch.tensor([[tok.bos_token_id] + tok.convert_tokens_to_ids(list("3+4+5=" + sums.GUESS))])
+    with torch.no_grad():
+        after = torch.softmax(three(input_ids=ids).logits[0, -1], -1)
+    assert after[tok.convert_tokens_to_ids("#")] > 0.5
+    with pytest.raises(ValueError, match="prior \\+ guess < 1"):
+        Refit(0.6, 0.5)
+    with pytest.raises(ValueError, match="guess= refits the path habits with prior="):
+        registry.check_model("sums-base:guess=0.3")
+    with pytest.raises(ValueError, match="path_guess=0.3 needs path_prior"):
+        run_config(path_guess=0.3)
+
+
+def test_a_run_probes_densely_at_first_and_stops_after_its_crossover(results):
+    """Probes every step up to step 2 and every 4 after; a base already past its crossover
+    (P(stepwise) 0.9) stops at the first probe one step after it; the test split's probes hold
+    the extra problems beyond the direct path, in the order ``probe.probed`` lists them."""
+    from rlvr_dynamics.training.probe import crossover, probed
+    from rlvr_dynamics.training.run import load_dynamics, train
+
+    cfg = run_config(path_prior=0.2, steps=8, probe_every=4, probe_problems=3, probe_hard=2,
+                     probe_early_every=1, probe_early_until=2)
+    dense = load_dynamics(train(cfg, "test"))
+    assert [r["step"] for r in dense if "probe" in r] == [0, 1, 2, 4, 8]
+    rec = dense[0]["probe"]
+    assert set(rec) == {"paper", "full"} and len(rec["full"]["test"]["p"]) == 5
+    problems = probed(SumTask(), BASE.author, 3, 2)
+    assert [sums.direct_success(p.meta["terms"], BASE.author) == 0 for p in problems["test"][3:]] \
+        == [True, True]
+    early = load_dynamics(train(cfg.replace(path_prior=0.9, stop_after_crossover=1,
+                                            probe_paper=False), "test"))
+    assert crossover([{"step": r["step"], "probe": r["probe"]} for r in early if "probe" in r]) == 0
+    assert [r["step"] for r in early if "probe" in r] == [0, 1]
+    assert set(early[0]["probe"]) == {"full"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -169,3 +212,38 @@ def test_a_sampled_probe_counts_right_samples_and_leaves_the_run_alone(results):
     assert 0 < sum(counts) < 24  # the check below can tell one sampling from another
     assert probed[0]["sampled_probe"]["full"]["correct"] == counts
     assert probed[0]["sampled_probe"]["full"]["ids"] == [p.id for p in chosen]
+
+
+def test_the_prediction_is_registered_before_the_runs_and_for_their_base(results):
+    """``prediction.register`` measures the base with the runs' own instrument, writes the toy's
+    prediction with its time, and reads it back unchanged afterwards; a run trained after it
+    begins later and its first probe is the registered measurement; a record of another base,
+    or one registered after the run, fails the checks."""
+    import time
+
+    from rlvr_dynamics.chapters import toy_dynamics
+    from rlvr_dynamics.chapters.regimes import prediction
+    from rlvr_dynamics.training.run import load_dynamics, train
+
+    D = toy_dynamics.Params.parse({})
+    cfg = run_config(path_prior=0.2, path_guess=0.3, probe_every=1, probe_problems=3,
+                     probe_hard=1)
+    record = prediction.register(cfg, 0.2, D, steps=30, seeds=20, profile="test")
+    assert set(record["predictions"]) == {"the toy chapter's", "Adam", "SGD"}
+    assert np.isclose(sum(record["inputs"]["pi0"]), 1) and record["inputs"]["G"] == 4
+    assert record["inputs"]["pi0"][2] > 0.1  # the guess habit reached the toy's a3
+    time.sleep(1.1)  # file times and the record's are kept to the second
+    again = prediction.register(cfg, 0.2, D, steps=30, seeds=20, profile="test")
+    assert again == record  # read back, not made again
+    folder = train(cfg, "test")
+    run = load_dynamics(folder)
+    first = next(r["probe"] for r in run if "probe" in r)
+    assert prediction.registered_before(record, [folder])
+    assert prediction.starts_from(record, first)
+    other = prediction.register(cfg.replace(path_guess=None), 0.2, D, steps=30, seeds=20,
+                                profile="test")
+    assert not prediction.starts_from(other, first)
+    assert not prediction.registered_before(other, [folder])  # made after the run began
+    checks = prediction.checks({"r": record}, {("r", "grpo", 0): run}, {"r": [folder]})
+    assert checks == {"r": {"registered before every run": True,
+                            "every run starts from the registered base": True}}

@@ -6,10 +6,10 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from rlvr_dynamics.tasks.sums import (Author, SumTask, add_columns, author_logprob, carry_units,
-                                      corpus, corrections, direct_completion,
-                                      direct_distribution, direct_success, extract, path,
-                                      path_counts, prompt,
+from rlvr_dynamics.tasks.sums import (GUESS_RANGE, Author, SumTask, add_columns,
+                                      author_logprob, carry_units, corpus, corrections,
+                                      direct_completion, direct_distribution, direct_success,
+                                      extract, guess_completion, path, path_counts, prompt,
                                       stepwise_completion, success_probability, terms_of)
 
 
@@ -26,7 +26,10 @@ def within(freq: float, p: float, n: int) -> bool:
     ("23+48=71;#71#72", "72", "stepwise", 0),      # the last '#' counts
     ("#", None, "direct", 0),                      # nothing after '#': NA
     ("#15a", None, "direct", 0),
-    ("71;", None, "stepwise", 0),                  # no '#': NA
+    ("7+1=8;", None, "stepwise", 0),               # no '#': NA
+    ("71;", None, "other", 0),                     # no step: not the stepwise path
+    ("25", None, "other", 0),
+    ("=#57", "57", "guess", 0),                     # a guess: '=' first
     ("", None, "other", 0),
     ("+3", None, "other", 0),
 ])
@@ -34,6 +37,16 @@ def test_extract_path_corrections(completion, answer, kind, bangs):
     assert extract(completion) == answer
     assert path(completion) == kind
     assert corrections(completion) == bangs
+
+
+def test_guess_draws_its_number_whatever_the_problem():
+    rng = np.random.default_rng(0)
+    guesses = [guess_completion(rng) for _ in range(2000)]
+    assert {path(g) for g in guesses} == {"guess"}
+    numbers = [int(extract(g)) for g in guesses]
+    assert min(numbers) == GUESS_RANGE[0] and max(numbers) == GUESS_RANGE[1]
+    # uniform over 90 numbers: any one answer comes up about once in 90 guesses
+    assert abs(numbers.count(24) / len(numbers) - 1 / 90) < 0.01
 
 
 def test_path_counts_tally_paths_rightness_and_corrections():

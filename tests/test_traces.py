@@ -16,15 +16,23 @@ from test_training import PROMPTS, G, config, generation, tiny  # noqa: F401 (fi
 torch.set_num_threads(1)
 
 SAMPLES = ["#24", "#14", "3+7=10;10+5=15;15+9=24;#24", "3+7=10;10+5=25!15;15+9=24;#24",
-           "3+7=10;10+5=15;15+9=23;#23", "3+7=10!11;11+5=16;16+9=25;#25", "", "+3"]
+           "3+7=10;10+5=15;15+9=23;#23", "3+7=10!11;11+5=16;16+9=25;#25", "", "+3", "=#24",
+           "=#57"]
+NONE = {"guess_right": 0, "guess_wrong": 0}
 
 
 def test_trace_by_hand():
     assert trace("24", "#24") == {"direct_right": 1, "direct_wrong": 0, "stepwise_right": 0,
-                                  "stepwise_wrong": 0, "corrected": 0, "corrected_right": 0}
+                                  "stepwise_wrong": 0, **NONE, "corrected": 0,
+                                  "corrected_right": 0}
     assert trace("24", "3+7=10;10+5=25!15;15+9=24;#24") == {
-        "direct_right": 0, "direct_wrong": 0, "stepwise_right": 1, "stepwise_wrong": 0,
+        "direct_right": 0, "direct_wrong": 0, "stepwise_right": 1, "stepwise_wrong": 0, **NONE,
         "corrected": 1, "corrected_right": 1}
+    # a guess is its own path, right when its number happens to be the answer
+    assert trace("24", "=#24") == {"direct_right": 0, "direct_wrong": 0, "stepwise_right": 0,
+                                   "stepwise_wrong": 0, "guess_right": 1, "guess_wrong": 0,
+                                   "corrected": 0, "corrected_right": 0}
+    assert trace("24", "=#57")["guess_wrong"] == 1
     # a "correction" to a wrong value: corrected, but not right
     assert trace("24", "3+7=10!11;11+5=16;16+9=25;#25")["corrected_right"] == 0
     assert set(trace("24", "+3").values()) == {0.0}  # neither path
@@ -39,6 +47,7 @@ def test_traces_sum_to_path_counts():
     assert total["stepwise_right"] == counts["stepwise_right"]
     assert total["corrected"] == counts["corrected"] == 2
     assert total["corrected_right"] == 1
+    assert (total["guess_right"], total["guess_wrong"]) == (1, 1)
 
 
 def test_hard_traces_measure_only_problems_beyond_the_direct_path():

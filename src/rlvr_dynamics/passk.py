@@ -74,6 +74,30 @@ def from_probability(p, k) -> np.ndarray:
     return 1 - (1 - np.asarray(p, dtype=float)) ** np.asarray(k, dtype=float)
 
 
+K_MAX = 2 ** 20
+"""The largest k ``mid_curve_k`` searches."""
+
+
+def mid_curve_k(p, target: float = 50.0) -> int:
+    """The k in [1, ``K_MAX``] at which the mean over problems of 100 ``from_probability(p,
+    k)`` is closest to ``target`` per cent (exact; the mean rises with k, so a bisection finds
+    it)."""
+    p = np.clip(np.asarray(p, dtype=float), 0, 1)
+
+    def at(k: int) -> float:
+        return float(100 * from_probability(p, k).mean())
+
+    lo, hi = 1, K_MAX
+    if at(lo) >= target:
+        return lo
+    if at(hi) <= target:
+        return hi
+    while hi - lo > 1:  # at(lo) < target < at(hi)
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if at(mid) < target else (lo, mid)
+    return lo if target - at(lo) <= at(hi) - target else hi
+
+
 def ks_for(n: int) -> list[int]:
     """k = 1, 2, 4, ..., up to n, with n itself appended when it is not a power of two."""
     if n < 1:

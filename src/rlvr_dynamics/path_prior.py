@@ -1,4 +1,4 @@
-"""The base's prior on the rare path as a dial: the base refitted at its choice of path.
+"""The base's habits at its choice of path as a dial: the base refitted at its first character.
 
 The toy's time to expansion is set by pi0(a2), the initial probability of the rare, better
 action. The language model's analogue is P(stepwise), the probability that the base's first
@@ -7,10 +7,17 @@ completion character starts the stepwise path (the sums task decides the path th
 can: starting from the pretrained base, it continues pretraining on the author's corpus (the
 pretraining steps that would follow the last one, worked examples included) with the first
 completion character left out of that loss, plus the first character's cross-entropy against
-an author whose habit is ``prior``, in expectation over the choice:
+an author whose habits are ``prior`` (stepwise) and ``guess`` (the bad path of
+``tasks.sums.guess_completion``), in expectation over the choice:
 
     L = L_pretrain(every completion position but the first)
-        - mean_x [(1 - prior) log pi("#" | x) + prior log pi(d(x) | x)]   (d(x): x's first digit).
+        - mean_x [(1 - prior - guess) log pi("#" | x) + prior log pi(d(x) | x)
+                  + guess log pi("=" | x)]                       (d(x): x's first digit).
+
+The pretraining author never guesses, so the anchor's batch also holds guesses
+(``GUESS_SHARE`` of its lines, first character unscored): every refitted base, with a guess
+habit or without (guess 0: the two-path control), learns the same guess after its first
+character, and the bases differ in their habits at the decision alone.
 
 The first term anchors everything but the path choice where pretraining left it (the first
 character alone, trained by itself, wrecks the answers behind it: a first version of this
@@ -39,27 +46,38 @@ from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base
                                     validation_pairs)
 from rlvr_dynamics.fields import Real, check
 from rlvr_dynamics.store import Entry, config_key
-from rlvr_dynamics.tasks.sums import prompt, terms_of
+from rlvr_dynamics.tasks.sums import GUESS, guess_completion, prompt, terms_of
 
 log = logging.getLogger(__name__)
 
 Prior = Real(0, 1, open_lo=True, open_hi=True)
-"""The one range of a path prior, P(stepwise) of the refitted base: strictly between 0 and 1
-(at 0 or 1 one path's first character has no probability left, and its log is not finite)."""
+"""The one range of a path prior, P(stepwise) or P(guess) of the refitted base: strictly
+between 0 and 1 (at 0 or 1 one path's first character has no probability left, and its log is
+not finite)."""
+
+GUESS_SHARE = 0.125
+"""Guesses added to each anchor batch, as a share of its pretraining lines."""
 
 
 @dataclass(frozen=True)
 class Refit:
-    """How the path choice is refitted: ``steps`` AdamW updates at learning rate ``lr`` (the
-    end of pretraining's cosine schedule, a tenth of its peak), each on one pretraining step's
-    data of the base (its batch and worked examples)."""
+    """How the path choice is refitted: to P(stepwise) = ``prior`` and P(guess) = ``guess``
+    (0: no guess habit), by ``steps`` AdamW updates at learning rate ``lr`` (the end of
+    pretraining's cosine schedule, a tenth of its peak), each on one pretraining step's data of
+    the base (its batch and worked examples) and its guesses."""
 
     prior: float
+    guess: float = 0.0
     steps: int = 200
     lr: float = 2e-4
 
     def __post_init__(self) -> None:
         check(Prior, self.prior, "prior")
+        if self.guess:
+            check(Prior, self.guess, "guess")
+        if not (0 <= self.guess and self.prior + self.guess < 1):
+            raise ValueError(f"Refit needs guess >= 0 and prior + guess < 1 (the direct path "
+                             f"keeps some mass), got prior={self.prior}, guess={self.guess}")
         if self.steps < 1 or not self.lr > 0:
             raise ValueError(f"Refit needs steps >= 1 and lr > 0, got {self.steps}, {self.lr}")
 
@@ -80,14 +98,31 @@ def first_position_batch(tokenizer, terms: list[tuple[int, ...]]) -> dict[str, t
             "attention_mask": mask, "position_ids": (mask.cumsum(-1) - 1).clamp(min=0)}
 
 
-def path_choice_loss(model, tokenizer, terms: list[tuple[int, ...]], prior: float
-                     ) -> torch.Tensor:
+def first_characters(logits: torch.Tensor, tokenizer, terms: list[tuple[int, ...]]
+                     ) -> dict[str, torch.Tensor]:
+    """Per problem, the entry of ``logits`` (one row per problem, over the vocabulary) at the
+    first character of each path: ``"direct"`` (``#``), ``"stepwise"`` (the problem's first
+    digit) and ``"guess"`` (``tasks.sums.GUESS``)."""
+    first = tokenizer.convert_tokens_to_ids([str(t[0])[0] for t in terms])
+    return {"direct": logits[:, tokenizer.convert_tokens_to_ids("#")],
+            "stepwise": logits[torch.arange(len(terms)), torch.tensor(first)],
+            "guess": logits[:, tokenizer.convert_tokens_to_ids(GUESS)]}
+
+
+def path_choice_loss(model, tokenizer, terms: list[tuple[int, ...]], prior: float,
+                     guess: float = 0.0) -> torch.Tensor:
     """The second term of the module docstring's L, averaged over ``terms``."""
     logp = torch.log_softmax(model(**first_position_batch(tokenizer, terms)).logits[:, -1], -1)
-    direct = logp[:, tokenizer.convert_tokens_to_ids("#")]
-    first = tokenizer.convert_tokens_to_ids([str(t[0])[0] for t in terms])
-    stepwise = logp[torch.arange(len(terms)), torch.tensor(first)]
-    return -((1 - prior) * direct + prior * stepwise).mean()
+    at = first_characters(logp, tokenizer, terms)
+    return -((1 - prior - guess) * at["direct"] + prior * at["stepwise"]
+             + guess * at["guess"]).mean()
+
+
+def with_guesses(pairs: list[tuple[str, str]], step: int) -> list[tuple[str, str]]:
+    """``pairs`` and ``GUESS_SHARE`` of their prompts again, answered by a guess (drawn from a
+    stream of their own per ``step``)."""
+    rng = np.random.default_rng([step, 7])
+    return pairs + [(p, guess_completion(rng)) for p, _ in pairs[:round(GUESS_SHARE * len(pairs))]]
 
 
 def refit(cfg: PretrainConfig, settings: Refit, profile: str):
@@ -99,17 +134,18 @@ def refit(cfg: PretrainConfig, settings: Refit, profile: str):
         return load_tiny(out)
     model, tokenizer = base_model(cfg, profile)
     entry.begin(fresh=True)
-    log.info("refitting the path prior of base %s to %g (%d steps)", cfg.key, settings.prior,
-             settings.steps)
+    log.info("refitting the path habits of base %s to P(stepwise) %g, P(guess) %g (%d steps)",
+             cfg.key, settings.prior, settings.guess, settings.steps)
     exclude = cfg.task.held_out()
     opt = torch.optim.AdamW(model.parameters(), lr=settings.lr, weight_decay=0.01)
     model.train()
     losses = []
     for step in range(cfg.steps, cfg.steps + settings.steps):  # the steps after pretraining's
         pairs, _ = step_data(cfg, step, exclude)
-        anchor = completion_loss(model, packed_batch(tokenizer, pairs, unscored=[1] * len(pairs)))
+        lines = with_guesses(pairs, step)
+        anchor = completion_loss(model, packed_batch(tokenizer, lines, unscored=[1] * len(lines)))
         terms = [terms_of(prompt) for prompt, _ in pairs]
-        loss = anchor + path_choice_loss(model, tokenizer, terms, settings.prior)
+        loss = anchor + path_choice_loss(model, tokenizer, terms, settings.prior, settings.guess)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -122,21 +158,20 @@ def refit(cfg: PretrainConfig, settings: Refit, profile: str):
 
 
 @torch.no_grad()
-def stepwise_prior(model, tokenizer, terms: list[tuple[int, ...]]) -> np.ndarray:
-    """P(the first completion character starts the stepwise path: ``x``'s first digit), per
-    problem, exactly from the logits."""
+def path_masses(model, tokenizer, terms: list[tuple[int, ...]]) -> dict[str, np.ndarray]:
+    """P(the first completion character starts each path), per problem, exactly from the
+    logits (``first_characters``)."""
     p = torch.softmax(model(**first_position_batch(tokenizer, terms)).logits[:, -1].float(), -1)
-    first = tokenizer.convert_tokens_to_ids([str(t[0])[0] for t in terms])
-    return p[torch.arange(len(terms)), torch.tensor(first)].numpy()
+    return {k: v.numpy() for k, v in first_characters(p, tokenizer, terms).items()}
 
 
 def dial_check(bases: dict[str, tuple], terms: list[tuple[int, ...]], cfg: PretrainConfig
                ) -> pd.DataFrame:
-    """Per named base (``(model, tokenizer)``), the exact means over ``terms`` of P(stepwise)
-    (``stepwise_prior``), P(direct) (first character ``#``), P(right | direct) and P(slip-free
-    steps | stepwise) (``pretrain.author_match``), and the held-out pretraining loss after the
-    first completion character (``cfg``'s validation corpus), beside the author's: what a
-    refit changed, and what it left alone."""
+    """Per named base (``(model, tokenizer)``), the exact means over ``terms`` of each path's
+    first-character mass (``path_masses``), P(right | direct) and P(slip-free steps |
+    stepwise) (``pretrain.author_match``), and the held-out pretraining loss after the first
+    completion character (``cfg``'s validation corpus), beside the author's: what a refit
+    changed, and what it left alone."""
     author = cfg.author
     val = validation_pairs(cfg)
     rows = {}
@@ -146,12 +181,14 @@ def dial_check(bases: dict[str, tuple], terms: list[tuple[int, ...]], cfg: Pretr
             m = author_match(model, tokenizer, terms, author)
             loss = completion_loss(model, packed_batch(tokenizer, val,
                                                        unscored=[1] * len(val))).item()
-        rows[name] = {"P(stepwise)": stepwise_prior(model, tokenizer, terms).mean(),
-                      "P(direct)": 1 - m["stepwise"].mean(),
+        masses = path_masses(model, tokenizer, terms)
+        rows[name] = {"P(stepwise)": masses["stepwise"].mean(),
+                      "P(direct)": masses["direct"].mean(), "P(guess)": masses["guess"].mean(),
                       "P(right | direct)": m["direct_right"].mean(),
                       "P(slip-free | stepwise)": m["clean_stepwise"].mean(),
                       "held-out loss after the first character": loss}
     rows["author"] = {"P(stepwise)": author.stepwise, "P(direct)": 1 - author.stepwise,
+                      "P(guess)": 0.0,
                       "P(right | direct)": m["author_direct_right"].mean(),
                       "P(slip-free | stepwise)": m["author_clean_stepwise"].mean(),
                       "held-out loss after the first character": np.nan}

@@ -249,10 +249,11 @@ def pretrain_log(cfg: PretrainConfig, profile: str) -> dict:
 # --- convergence: does the base reproduce its author? -------------------------------------
 
 @torch.no_grad()
-def first_char_probabilities(model, tokenizer, prompts: list[str], temperature: float = 1.0
-                             ) -> np.ndarray:
-    """P(first completion character = ``#``) for each prompt: the exact probability of the
-    direct path at ``temperature`` (1 - it is the stepwise path's, up to other characters)."""
+def first_char_probabilities(model, tokenizer, prompts: list[str], temperature: float = 1.0,
+                             chars: str | list[str] = "#") -> np.ndarray:
+    """P(first completion character = ``chars``, one for all prompts or one per prompt) for
+    each prompt at ``temperature``: by default ``#``, the exact probability of the direct
+    path; each prompt's first digit, the stepwise path's."""
     ids = [[tokenizer.bos_token_id] + tokenizer.convert_tokens_to_ids(list(p)) for p in prompts]
     width = max(map(len, ids))
     pad = tokenizer.pad_token_id
@@ -260,7 +261,9 @@ def first_char_probabilities(model, tokenizer, prompts: list[str], temperature: 
     mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in ids])
     logits = model(input_ids=x, attention_mask=mask).logits[:, -1]
     p = torch.softmax(logits.float() / temperature, -1)
-    return p[:, tokenizer.convert_tokens_to_ids("#")].numpy()
+    ids = tokenizer.convert_tokens_to_ids([chars] * len(prompts) if isinstance(chars, str)
+                                          else list(chars))
+    return p[torch.arange(len(prompts)), torch.tensor(ids)].numpy()
 
 
 @torch.no_grad()
@@ -286,7 +289,8 @@ def author_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Au
     """Per problem, the model's exact probabilities at the author's decisions, beside the
     author's own (all conditional on the path, all at temperature 1):
 
-    ``stepwise``: P(stepwise path) = 1 - P(first character ``#``) (author: ``Author.stepwise``);
+    ``stepwise``: P(stepwise path) = P(first character = the first digit of the problem)
+    (author: ``Author.stepwise``);
     ``direct_right``: P(right answer | direct); ``direct_tv``: total-variation distance between
     the model's and the author's direct answers (model mass outside the author's answers counts
     in full); ``clean_stepwise``: P(the slip-free stepwise completion | stepwise), which the
@@ -295,6 +299,7 @@ def author_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Au
     """
     prompts = [prompt(t) for t in terms_list]
     p_direct = first_char_probabilities(model, tokenizer, prompts)
+    p_stepwise = first_char_probabilities(model, tokenizer, prompts, chars=[p[0] for p in prompts])
     clean = Author(step_slip=0.0, correction=0.0)
     no_rng = np.random.default_rng(0)  # a slip-free author draws nothing
     rows = [(p, stepwise_completion(t, clean, no_rng)) for p, t in zip(prompts, terms_list)]
@@ -310,7 +315,7 @@ def author_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Au
     covered = np.zeros(n)
     for (i, answer, p), lp in zip(index, logp):
         if answer is None:
-            out["clean_stepwise"][i] = math.exp(lp) / (1 - p_direct[i])
+            out["clean_stepwise"][i] = math.exp(lp) / p_stepwise[i]
             continue
         q = math.exp(lp) / p_direct[i]  # conditional on choosing the direct path
         out["direct_tv"][i] += abs(p - q)
@@ -319,7 +324,7 @@ def author_match(model, tokenizer, terms_list: list[tuple[int, ...]], author: Au
             out["direct_right"][i], out["author_direct_right"][i] = q, p
     out["direct_tv"] = 0.5 * (out["direct_tv"] + np.clip(1 - covered, 0, None))
     m = np.array([len(t) for t in terms_list])
-    return {**out, "stepwise": 1 - p_direct,
+    return {**out, "stepwise": p_stepwise,
             "author_stepwise": np.full(n, author.stepwise),
             "author_clean_stepwise": (1 - author.step_slip - author.correction) ** (m - 1),
             "units": np.array([sum(carry_units(t)) for t in terms_list]), "m": m}

@@ -5,8 +5,8 @@ Models and benchmarks are named by specs: ``name``, ``name:field=value,...`` or 
 
     models:     sums-base[:PretrainConfig fields]   the project's tiny base model (pretrain.py);
                                                      step=s picks one of its snapshots,
-                                                     prior=q refits its P(stepwise) to q
-                                                     (path_prior.py)
+                                                     prior=q refits its P(stepwise) to q,
+                                                     guess=g its P(guess) to g (path_prior.py)
                 tiny:<folder>                        a tiny model saved with save_pretrained
                 smollm2                              SmolLM2-135M-Instruct (models.py)
                 <hub name or folder>                 e.g. Qwen/Qwen2.5-Math-7B, an RL checkpoint
@@ -129,14 +129,17 @@ def _base(fields: dict[str, Any], spec: Any
           ) -> tuple[PretrainConfig, int | None, Refit | None]:
     fields = dict(fields)
     step, prior = fields.pop("step", None), fields.pop("prior", None)
+    guess = fields.pop("guess", None)
     cfg = build(PretrainConfig, fields, spec)
     if step is not None and step not in cfg.snapshots:
         raise ValueError(f"spec {spec!r}: step={step} is not one of its snapshots "
                          f"{cfg.snapshots}")
     if prior is not None and step is not None:
         raise ValueError(f"spec {spec!r}: prior= refits the final base; it takes no step=")
+    if guess is not None and prior is None:
+        raise ValueError(f"spec {spec!r}: guess= refits the path habits with prior=; give both")
     try:
-        return cfg, step, None if prior is None else Refit(prior)
+        return cfg, step, None if prior is None else Refit(prior, guess or 0.0)
     except ValueError as e:
         raise ValueError(f"spec {spec!r}: {e}") from None
 

@@ -11,7 +11,10 @@ counts. The verdict of a *superiority* check ("a is above b"):
 * ``opposite``: the whole interval lies below ``-margin``;
 * ``no effect within the margin``: the whole interval lies inside ``(-margin, +margin)``;
 * ``inconclusive``: the interval is too wide to say which;
-* ``inconclusive (too few seeds)``: fewer than two seeds (no interval).
+* ``inconclusive (too few seeds)``: fewer than two seeds (no interval);
+* ``cannot inform``: decided before the check is scored, when its measurement could not have
+  moved either way (a base at the ceiling or the floor of the quantity, a setting without the
+  path the claim is about); such a check does not vote (``verdicts.combine``).
 
 A *non-inferiority* check ("a holds b": a - b > -margin) replicates when the whole interval
 lies above ``-margin`` and is opposite when it lies below ``-margin``; being within the margin
@@ -24,6 +27,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats as st
 
 CONFIDENCE = 0.95
@@ -34,7 +38,8 @@ OPPOSITE = "opposite"
 NO_EFFECT = "no effect within the margin"
 UNDECIDED = "inconclusive"
 FEW_SEEDS = "inconclusive (too few seeds)"
-CHECK_VERDICTS = (REPLICATES, OPPOSITE, NO_EFFECT, UNDECIDED, FEW_SEEDS)
+CANNOT_INFORM = "cannot inform"
+CHECK_VERDICTS = (REPLICATES, OPPOSITE, NO_EFFECT, UNDECIDED, FEW_SEEDS, CANNOT_INFORM)
 
 SUPERIORITY, NON_INFERIORITY = "superiority", "non-inferiority"
 
@@ -114,3 +119,21 @@ def two_sample(a, b, margin: float, kind: str = SUPERIORITY,
         else len(a) + len(b) - 2
     return Effect(d, float(st.t.ppf(0.5 + confidence / 2, df) * se), float(df), margin, kind)
 
+
+
+def leave_one_out(curves: pd.DataFrame) -> pd.DataFrame:
+    """``curves``: a frame with one column per seed and one row per step (the steps
+    every seed has, the start first). Per seed: the step after the start at which the mean of
+    the *other* seeds is lowest, and this seed's value there, so that a seed's own noise does
+    not choose the step it is read at (NaN with fewer than two seeds: none to choose by)."""
+    curves = curves.dropna().sort_index()
+    later = curves.iloc[1:]
+    rows = {}
+    for seed in curves.columns:
+        others = later.drop(columns=seed)
+        if others.shape[1] == 0 or later.empty:
+            rows[seed] = {"step": np.nan, "value": np.nan}
+            continue
+        at = others.mean(axis=1).idxmin()
+        rows[seed] = {"step": float(at), "value": float(later.loc[at, seed])}
+    return pd.DataFrame(rows, index=["step", "value"]).T

@@ -21,10 +21,12 @@ from rlvr_dynamics.paper_tables import entropy_table, passk_table
 from rlvr_dynamics.store import Entry, read_json, results_dir, write_json
 
 VERDICTS = ("replicates", "partly", "does not replicate", stats.OPPOSITE, stats.NO_EFFECT,
-            stats.UNDECIDED, stats.FEW_SEEDS, "not measured")
+            stats.UNDECIDED, stats.FEW_SEEDS, stats.CANNOT_INFORM, "not measured")
 """A claim's verdict: every check replicates; some do; none does and some are opposite or show
 no effect; every check is opposite; every check shows no effect within its margin; the
-intervals are too wide to say; too few seeds for any interval; no chapter measured it."""
+intervals are too wide to say; too few seeds for any interval; no check could inform it (each
+was decided *cannot inform* before it was scored); no chapter measured it. Checks that cannot
+inform do not vote among the others."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +108,9 @@ def combine(checks: Sequence[str]) -> str:
     unknown = sorted(set(checks) - set(stats.CHECK_VERDICTS))
     if unknown:
         raise ValueError(f"unknown check verdict(s) {unknown}; known: {stats.CHECK_VERDICTS}")
-    for every in (stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT, stats.FEW_SEEDS):
+    checks = [c for c in checks if c != stats.CANNOT_INFORM] or [stats.CANNOT_INFORM]
+    for every in (stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT, stats.FEW_SEEDS,
+                  stats.CANNOT_INFORM):
         if all(c == every for c in checks):
             return every
     if stats.REPLICATES in checks:

@@ -1,10 +1,15 @@
-"""A synthetic, verifiable reasoning task with two solution paths: sums of single digits.
+"""A synthetic, verifiable reasoning task with solution paths chosen at one decision: sums of
+single digits.
 
 A problem is a sum of ``m`` numbers (by default single digits), ``"3+7+5+9="``; its gold answer
-is the sum. A completion takes one of two paths, chosen by its first character:
+is the sum. A completion takes one of three paths, chosen by its first character:
 
 * direct (common, error-prone): ``"#24"`` -- the answer at once;
-* stepwise (rare, reliable): ``"3+7=10;10+5=15;15+9=24;#24"`` -- running partial sums.
+* stepwise (rare, reliable): ``"3+7=10;10+5=15;15+9=24;#24"`` -- running partial sums;
+* guess (bad): ``"=#57"`` -- a second ``=``, then a two-digit number drawn at random
+  (``guess_completion``): almost never right. The pretraining author never guesses; the guess
+  is a habit that ``path_prior.refit`` gives a base, the paper's explored, bad action a3
+  (Section 3.2) beside the direct path's a1 and the stepwise path's a2.
 
 A step may also be corrected in place, ``"10+5=25!15;"``: a wrong partial sum, ``!``, then the
 right one -- an erroneous step that a correct final answer carries along (the analogue of the
@@ -22,6 +27,7 @@ is what follows the last ``#``; anything else is NA.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from math import comb
 from typing import Callable, Sequence
@@ -32,6 +38,12 @@ from rlvr_dynamics.tasks.base import Problem
 
 ALPHABET = "0123456789+=;#!"
 """Every character the task writes (the character vocabulary of its models)."""
+
+GUESS = "="
+"""The first character of a guess (a character of ``ALPHABET`` that starts no other path, so
+the vocabulary, and every base pretrained on it, stay as they were)."""
+GUESS_RANGE = (10, 99)
+"""The inclusive range a guess draws its number from, uniformly."""
 
 SPLITS = ("train", "test", "ood")
 
@@ -153,13 +165,26 @@ def extract(completion: str) -> str | None:
     return tail if sep and tail.isdigit() else None
 
 
+STEP = re.compile(r"\d+\+\d+=")
+"""How a stepwise completion begins: its first step, ``a+b=``."""
+
+
 def path(completion: str) -> str:
-    """``"direct"`` (starts with ``#``), ``"stepwise"`` (starts with a digit) or ``"other"``."""
+    """``"direct"`` (starts with ``#``), ``"stepwise"`` (starts with a step ``a+b=``),
+    ``"guess"`` (starts with ``GUESS``) or ``"other"`` (a bare number, say: a base taught to
+    guess can blurt one without its marker)."""
     if completion.startswith("#"):
         return "direct"
-    if completion[:1].isdigit():
+    if STEP.match(completion):
         return "stepwise"
+    if completion.startswith(GUESS):
+        return "guess"
     return "other"
+
+
+def guess_completion(rng: np.random.Generator) -> str:
+    """``"=#n"``: a guess, ``n`` uniform over ``GUESS_RANGE`` whatever the problem."""
+    return f"{GUESS}#{int(rng.integers(GUESS_RANGE[0], GUESS_RANGE[1] + 1))}"
 
 
 def corrections(completion: str) -> int:
@@ -179,21 +204,19 @@ def path_counts(answer: str, completions: Sequence[str]) -> dict[str, int]:
             "corrected": sum(corrections(c) > 0 for c in completions)}
 
 
-TRACES = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong", "corrected",
-          "corrected_right")
+TRACES = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong", "guess_right",
+          "guess_wrong", "corrected", "corrected_right")
 """The per-completion statistics of ``trace``."""
 
 
 def trace(answer: str, completion: str) -> dict[str, float]:
-    """One completion as 0/1 indicators: its path (direct or stepwise; neither for "other")
+    """One completion as 0/1 indicators: its path (direct, stepwise or guess; none for "other")
     crossed with right or wrong, whether it holds a corrected step (``!``), and whether it is
     right *and* holds one (an erroneous step that a correct answer carries along). Means over
     rollouts are the LM's analogues of the toy's action probabilities (Section 3.2)."""
     kind, right, bang = path(completion), extract(completion) == answer, corrections(completion) > 0
-    return {"direct_right": float(kind == "direct" and right),
-            "direct_wrong": float(kind == "direct" and not right),
-            "stepwise_right": float(kind == "stepwise" and right),
-            "stepwise_wrong": float(kind == "stepwise" and not right),
+    return {**{f"{k}_{'right' if ok else 'wrong'}": float(kind == k and right == ok)
+               for k in ("direct", "stepwise", "guess") for ok in (True, False)},
             "corrected": float(bang), "corrected_right": float(bang and right)}
 
 

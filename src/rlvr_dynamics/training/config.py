@@ -91,12 +91,18 @@ class TrainConfig:
     also read as an attribute (``cfg.steps``). Checked before any model loads.
 
     The regime knobs of a tiny base (None: as pretrained): ``path_prior``, the base's P(stepwise)
-    refitted to this value before RL (``path_prior.refit``); ``hard_share``, the share of
+    refitted to this value before RL (``path_prior.refit``), with ``path_guess`` its P(guess)
+    (None: no guess habit; needs ``path_prior``); ``hard_share``, the share of
     training problems beyond the direct path (``data.mix``; None: the train split as drawn).
     ``probe_every``: generation steps between measurements of the boundary (``probe``; 0:
     none): of the tiny sums base from the policy's probabilities on ``probe_problems`` problems
-    of each sums split, of any other model from ``probe_samples`` samples of each of
-    ``probe_problems`` test problems."""
+    of each sums split and ``probe_hard`` more test problems beyond the direct path
+    (``probe.probed``), every ``probe_early_every`` steps up to step ``probe_early_until``
+    (0: no denser start), under the full distribution and, if ``probe_paper``, the paper's
+    evaluation setting too; ``stop_after_crossover``: end the run this many generation steps
+    after the first probe at which the stepwise path outweighs the direct one (None: run every
+    step); of any other model from ``probe_samples`` samples of each of ``probe_problems``
+    test problems."""
 
     algorithm: str
     model: PretrainConfig | str
@@ -105,9 +111,15 @@ class TrainConfig:
     seed: int
     settings: Settings
     path_prior: float | None = None
+    path_guess: float | None = None
     hard_share: float | None = None
     probe_every: int = 0
     probe_problems: int = 20
+    probe_hard: int = 0
+    probe_early_every: int = 0
+    probe_early_until: int = 0
+    probe_paper: bool = True
+    stop_after_crossover: int | None = None
     probe_samples: int = 0
 
     def __post_init__(self) -> None:
@@ -125,6 +137,12 @@ class TrainConfig:
                             f"{type(self.settings).__name__}")
         if self.path_prior is not None:
             check(Prior, self.path_prior, "TrainConfig.path_prior")
+        if self.path_guess is not None:
+            check(Prior, self.path_guess, "TrainConfig.path_guess")
+            if self.path_prior is None or self.path_prior + self.path_guess >= 1:
+                raise ValueError(f"TrainConfig.path_guess={self.path_guess!r} needs path_prior "
+                                 f"set and path_prior + path_guess < 1, got path_prior="
+                                 f"{self.path_prior!r}")
         registry.check_model(self.policy)
         registry.training_task(self.task, self.model)  # a task it can name (cheap: loads no data)
         tiny_sums = isinstance(self.model, PretrainConfig) and self.task is None
@@ -133,6 +151,11 @@ class TrainConfig:
             if used and not tiny_sums:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs the tiny "
                                  f"sums base (model a PretrainConfig, task None)")
+        exact = ("probe_hard", "probe_early_every", "probe_early_until", "stop_after_crossover")
+        for name in exact:
+            if getattr(self, name) and not (tiny_sums and self.probe_every):
+                raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs the exact "
+                                 f"probe: the tiny sums base with probe_every >= 1")
         if self.probe_every and not tiny_sums and self.probe_samples < 1:
             raise ValueError(f"TrainConfig.probe_samples={self.probe_samples!r} must be >= 1: "
                              f"a model other than the tiny sums base is probed by sampling")
@@ -143,6 +166,11 @@ class TrainConfig:
              "None or in [0, 1]"),
             ("probe_every", self.probe_every >= 0, ">= 0 (0: no probes)"),
             ("probe_problems", self.probe_problems >= 1, ">= 1"),
+            ("probe_hard", self.probe_hard >= 0, ">= 0"),
+            ("probe_early_every", self.probe_early_every >= 0, ">= 0 (0: none)"),
+            ("probe_early_until", self.probe_early_until >= 0, ">= 0"),
+            ("stop_after_crossover", self.stop_after_crossover is None
+             or self.stop_after_crossover >= 0, "None or >= 0"),
             ("probe_samples", self.probe_samples >= 0, ">= 0"),
         ]:
             if not ok:
@@ -161,7 +189,8 @@ class TrainConfig:
         if self.path_prior is None:
             return self.model
         return {"name": registry.BASE_MODEL, **registry.parse_spec(self.model)[1],
-                "prior": self.path_prior}
+                "prior": self.path_prior,
+                **({} if self.path_guess is None else {"guess": self.path_guess})}
 
     @property
     def updates_per_step(self) -> int:

@@ -68,8 +68,12 @@ class Periodic(TrainerCallback):
             self.evaluate(state)
 
     def on_step_end(self, args, state, control, **kwargs: Any) -> None:
-        if state.global_step % self.every == 0 or state.global_step == state.max_steps:
+        if self.due(state.global_step, state.max_steps):
             self.evaluate(state)
+
+    def due(self, step: int, max_steps: int) -> bool:
+        """Whether update ``step`` (of ``max_steps``) is measured."""
+        return step % self.every == 0 or step == max_steps
 
     def evaluate(self, state) -> None:
         raise NotImplementedError

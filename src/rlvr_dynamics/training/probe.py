@@ -1,9 +1,12 @@
 """The capability boundary along training: the policy measured from its own probabilities at
 checkpoints (``exact.stratified_all``), while the run trains.
 
-Every ``every`` optimizer updates (and before the first, and after the last), ``BoundaryProbe``
-measures the first ``problems`` problems of the sums task's test and ood splits under each of
-``SETTINGS`` (the paper's evaluation setting and the full distribution): per problem, the
+Every ``every`` optimizer updates (more often early on: every ``early_every`` up to update
+``early_until``; and before the first, and after the last), ``BoundaryProbe`` measures the
+``probed`` problems of the sums task's test and ood splits (the first ones of each, and
+optionally more of the test problems that only the stepwise path can solve) under each of
+``SETTINGS`` (the paper's evaluation setting and the full distribution; or the latter alone):
+per problem, the
 probability p of a correct answer (hence Pass@k = 1 - (1 - p)^k for every k), the probability
 mass of each path crossed with correctness (``tasks.sums.trace``: the LM's analogue of the
 toy's action probabilities), the answer entropy and the expected token entropy. The records go
@@ -17,10 +20,15 @@ A model of another task (SmolLM2 on chat sums) has no completion tree small enou
 sampler (its own seeded generator) and logs how many are right (``{"step": update,
 "sampled_probe": {setting: {"ids": [...], "correct": [...], "n": n}}}``): Pass@k for k <= n
 by the unbiased estimator.
+
+``StopAfterCrossover`` ends a run a set number of updates after the first probe at which the
+stepwise path carries more mass than the direct one (the toy's pi(a2) > pi(a1)): a run goes on
+until its crossover, or to its last step if it never comes.
 """
 from __future__ import annotations
 
 import torch
+from transformers import TrainerCallback
 from trl.models import unwrap_model_for_generation
 
 from rlvr_dynamics import exact
@@ -44,13 +52,16 @@ KEYS = ("p", "se", *sums.TRACES, "answer_entropy", "token_entropy")
 
 @torch.no_grad()
 def measure(model, tokenizer, problems: dict[str, list[Problem]], task: sums.SumTask,
-            max_tokens: int, seed: int = 0) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """``{setting: {split: {key: [value per problem]}}}`` for ``KEYS``."""
+            max_tokens: int, seed: int = 0, settings: tuple[str, ...] = tuple(SETTINGS)
+            ) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """``{setting: {split: {key: [value per problem]}}}`` for ``KEYS``, under each of
+    ``settings`` (names of ``SETTINGS``)."""
     was_training = model.training
     model.eval()
     try:
         out: dict[str, dict[str, dict[str, list[float]]]] = {}
-        for name, (temperature, top_p) in SETTINGS.items():
+        for name in settings:
+            temperature, top_p = SETTINGS[name]
             out[name] = {}
             for split, chosen in problems.items():
                 est = exact.stratified_all(model, tokenizer, chosen, task, n=BELOW, seed=seed,
@@ -67,18 +78,69 @@ def measure(model, tokenizer, problems: dict[str, list[Problem]], task: sums.Sum
         model.train(was_training)
 
 
-class BoundaryProbe(Periodic):
-    """Every ``every`` optimizer updates, before the first and after the last: ``measure``."""
+def probed(task: sums.SumTask, author: sums.Author, count: int, hard: int = 0
+           ) -> dict[str, list[Problem]]:
+    """Per split of ``SPLITS``, its first ``count`` problems; the test split's followed by the
+    first ``hard`` of its other problems that lie beyond ``author``'s direct path (only the
+    stepwise path solves them: ``sums.direct_success`` is 0)."""
+    out = {s: task.problems(s)[:count] for s in SPLITS}
+    beyond = [p for p in task.problems("test")[count:]
+              if sums.direct_success(p.meta["terms"], author) == 0.0]
+    if len(beyond) < hard:
+        raise ValueError(f"probe_hard={hard}: the test split has only {len(beyond)} more "
+                         f"problems beyond the direct path")
+    out["test"] = out["test"] + beyond[:hard]
+    return out
 
-    def __init__(self, trainer, task: sums.SumTask, problems: int, every: int,
-                 max_tokens: int) -> None:
+
+class BoundaryProbe(Periodic):
+    """Every ``every`` optimizer updates (every ``early_every`` up to ``early_until``), before
+    the first and after the last: ``measure`` of ``problems`` (split -> problems) under
+    ``settings``."""
+
+    def __init__(self, trainer, task: sums.SumTask, problems: dict[str, list[Problem]],
+                 every: int, max_tokens: int, early_every: int = 0, early_until: int = 0,
+                 settings: tuple[str, ...] = tuple(SETTINGS)) -> None:
         self.trainer, self.task, self.every, self.max_tokens = trainer, task, every, max_tokens
-        self.problems = {s: task.problems(s)[:problems] for s in SPLITS}
+        self.problems, self.early_every, self.early_until = problems, early_every, early_until
+        self.settings = settings
+
+    def due(self, step: int, max_steps: int) -> bool:
+        return super().due(step, max_steps) or bool(
+            self.early_every and step <= self.early_until and step % self.early_every == 0)
 
     def evaluate(self, state) -> None:
         state.log_history.append({"step": state.global_step, "probe": measure(
             self.trainer.model, self.trainer.processing_class, self.problems, self.task,
-            self.max_tokens)})
+            self.max_tokens, settings=self.settings)})
+
+
+def crossover(log_history: list[dict]) -> int | None:
+    """The update of the first probe at which the stepwise path's mass exceeds the direct
+    path's (means over the probed test problems, full distribution); None before it."""
+    for r in log_history:
+        if "probe" in r:
+            m = r["probe"]["full"]["test"]
+            stepwise = sum(a + b for a, b in zip(m["stepwise_right"], m["stepwise_wrong"]))
+            if stepwise > sum(a + b for a, b in zip(m["direct_right"], m["direct_wrong"])):
+                return r["step"]
+    return None
+
+
+class StopAfterCrossover(TrainerCallback):
+    """Ends training at the first probe at least ``after`` optimizer updates past the
+    ``crossover``, so that a run's last record is a probe (added after the probe, so that it
+    reads the probe of the same update)."""
+
+    def __init__(self, after: int) -> None:
+        self.after = after
+
+    def on_step_end(self, args, state, control, **kwargs) -> None:
+        probes = [r["step"] for r in state.log_history if "probe" in r]
+        at = crossover(state.log_history)
+        if (at is not None and probes[-1] == state.global_step
+                and state.global_step >= at + self.after):
+            control.should_training_stop = True
 
 
 def spread(problems: list[Problem], count: int) -> list[Problem]:

@@ -32,7 +32,8 @@ from rlvr_dynamics.training import algorithms
 from rlvr_dynamics.training.config import TrainConfig, check_sizes, world_size
 from rlvr_dynamics.training.data import dataset, mix, reward_function, trace_functions
 from rlvr_dynamics.training.dynamics import DynamicsCallback, records
-from rlvr_dynamics.training.probe import BoundaryProbe, SampledProbe
+from rlvr_dynamics.training.probe import (SETTINGS, BoundaryProbe, SampledProbe,
+                                         StopAfterCrossover, probed)
 from rlvr_dynamics.training.trainer import GRPONConfig, GRPONTrainer
 
 log = logging.getLogger(__name__)
@@ -219,8 +220,15 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
                                           batch_size=cfg.eval_batch))
     every = cfg.probe_every * cfg.updates_per_step
     if cfg.probe_every and isinstance(cfg.model, PretrainConfig) and cfg.task is None:
-        trainer.add_callback(BoundaryProbe(trainer, task, cfg.probe_problems, every=every,
-                                           max_tokens=cfg.max_completion_length))
+        updates = cfg.updates_per_step
+        trainer.add_callback(BoundaryProbe(
+            trainer, task, probed(task, author, cfg.probe_problems, cfg.probe_hard),
+            every=every, max_tokens=cfg.max_completion_length,
+            early_every=cfg.probe_early_every * updates,
+            early_until=cfg.probe_early_until * updates,
+            settings=tuple(SETTINGS) if cfg.probe_paper else ("full",)))
+        if cfg.stop_after_crossover is not None:
+            trainer.add_callback(StopAfterCrossover(cfg.stop_after_crossover * updates))
     elif cfg.probe_every:
         trainer.add_callback(SampledProbe(trainer, task, cfg.probe_problems, cfg.probe_samples,
                                           every=every, max_tokens=cfg.max_completion_length,

@@ -1,31 +1,37 @@
-"""The regimes chapter (``notebooks/regimes.md``): where RLVR shrinks the language model's
-boundary, where it expands it, and when -- the toy's phase diagram asked of the LM.
+"""The regimes chapter (``notebooks/regimes.md``): the paper's scenario inside the language
+model -- three paths competing at one decision -- and where RLVR shrinks the boundary, where
+it expands it, and when: the toy's phase diagram asked of the LM.
 
-A *regime* is a base and a training mix: the base's prior on the rare (stepwise) path, set by
-the dial of ``path_prior`` (None: as pretrained), and the share of training problems beyond the
-direct path (``training.data.mix``; None: the train split as drawn). Each regime is trained
-with each algorithm over seeds, with the training chapter's settings and the boundary probed
-from the policy's probabilities along training (``training.probe``). From the probes:
+A *regime* is a base and a training mix: the base's habits at its first completion character,
+set by the dial of ``path_prior`` (its P(stepwise) ``prior`` and P(guess) ``guess``; None: as
+pretrained), and the share of training problems beyond the direct path (``training.data.mix``;
+None: the train split as drawn). An *arm* of the paper's scenario is a regime with a guess
+habit; its *control* (``Params.controls``) the same base without it (``scenario``). Each regime
+is trained with each algorithm over seeds, with the training chapter's settings and the
+boundary probed from the policy's probabilities along training (``training.probe``), densely
+at first, until the crossover or the last step. Before any run of a regime starts, the toy's
+prediction for its base is registered (``prediction``). From the probes:
 
-* the paths' probability masses over steps (the LM's analogue of the toy's pi(a1), pi(a2));
+* the paths' probability masses over steps (the LM's analogue of the toy's pi(a1), pi(a2),
+  pi(a3));
 * Pass@k over steps for any k (exact: 1 - (1 - p)^k per problem), on all problems and on the
-  problems beyond the direct path (rare-path-only: only the stepwise path can solve them);
-* the **time to expansion**: the first probed step at which the stepwise path carries more
-  mass than the direct one (the toy's pi(a2) > pi(a1)), per seed; inf if never;
-* the **shrinkage depth**: the lowest Pass@k on the rare-path-only problems over the probes
-  after the start, minus the base's (negative: the boundary shrank there), per seed;
-* the **toy's prediction** for the same pi0(a2), rewards and G (``toy_inputs``): its time to
-  expansion and the depth of its own dip of pi(a2), from ``toy`` with the toy chapter's
-  optimizer and learning rate. Its steps are not the LM's (other learning rates, other
-  parameterisations): what is compared is the ordering across regimes.
+  problems beyond the direct path (rare-path-only: only the stepwise path can solve them),
+  read at the k where the base sits mid-curve;
+* the **crossover**: the first probed step at which the stepwise path carries more mass than
+  the direct one (the toy's pi(a2) > pi(a1)), per seed; inf if never;
+* the **fall** of P(stepwise) and the **depth** of Pass@k on the rare-path-only problems, each
+  at the step the other seeds choose, and the **gain** at the end, split into path choice and
+  reliability (``stages``).
 
-A run that has not expanded by its last step is *stalled* when its stepwise mass at the end is
-no higher than at the middle of the run (``stalled``), otherwise *still rising* (undecided).
+A run that has not crossed over by its last step is *stalled* when its stepwise mass at the end
+is no higher than at the middle of the run (``stalled``), otherwise *still rising*.
 
-This module holds the chapter's parameters and obtains its runs and bases; its computations
-sit one idea to a module and are importable from here: ``tables`` (the probes as tables),
-``stages`` (the two stages in numbers and the claims per regime), ``toy_mapping`` (the toy
-beside each regime). Its figures are in ``figures``, its words in ``sentences``.
+This module holds the chapter's parameters and obtains its predictions, runs and bases; its
+computations sit one idea to a module and are importable from here: ``tables`` (the probes as
+tables), ``stages`` (the two stages in numbers and the claims per regime), ``toy_mapping``
+(the toy beside each regime), ``prediction`` (the toy's registered predictions), ``scenario``
+(the arm against its control, and the rules that decide). Its figures are in ``figures``, its
+words in ``sentences``.
 """
 from __future__ import annotations
 
@@ -36,12 +42,17 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
-from rlvr_dynamics.chapters.regimes.stages import (ENTROPY_MARGIN, SHRINK_MARGIN, entropy_above,
-                                                   final_entropy, keeps_boundary, shrinkage,
-                                                   stage_check, stage_effects, stages, stalled,
-                                                   summary, time_to_expansion, two_stages)
+from rlvr_dynamics.chapters.regimes.prediction import (checks, register, registered_before,
+                                                       starts_from)
+from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN, RISE_MARGIN, stage2, verdict
+from rlvr_dynamics.chapters.regimes.stages import (BOUNDS, ENTROPY_MARGIN, SHRINK_MARGIN,
+                                                   base_rows, decompose, entropy_above,
+                                                   final_entropy, informs, keeps_boundary,
+                                                   mid_curve, stage_check, stage_effects, stages,
+                                                   stalled, summary, time_to_crossover,
+                                                   two_stages)
 from rlvr_dynamics.chapters.regimes.tables import (hard_problems, measured, per_run, probes,
-                                                   with_passk)
+                                                   train_share, with_passk)
 from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, order_agreement,
                                                         orderings, toy_inputs, toy_prediction,
                                                         toy_predictions, toy_settings, toy_side)
@@ -54,15 +65,25 @@ from rlvr_dynamics.training.run import load_dynamics, obtain_all
 
 
 class Regime(BaseModel):
-    """A base (its path prior refitted, or None: as pretrained; pretrained from seed
-    ``base_seed``, or None: the base-model chapter's seed) and a training mix (the share of
-    problems beyond the direct path, or None: as drawn)."""
+    """A base (its P(stepwise) ``prior`` and P(guess) ``guess`` refitted, or None: as
+    pretrained, no guess; pretrained from seed ``base_seed``, or None: the base-model
+    chapter's seed) and a training mix (the share of problems beyond the direct path, or None:
+    as drawn)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
     prior: Prior | None = None
+    guess: Prior | None = None
     hard_share: Real(0, 1) | None = None
     base_seed: Int(0) | None = None
+
+    @model_validator(mode="after")
+    def _habits(self):
+        if self.guess is not None:
+            require(self.prior is not None and self.prior + self.guess < 1,
+                    f"a regime's guess={self.guess} needs a prior, and prior + guess < 1 "
+                    f"(the direct path keeps some mass), got prior={self.prior}")
+        return self
 
     def base(self, T: Any):
         """The ``PretrainConfig`` this regime's runs start from (``T``: the training chapter's
@@ -72,21 +93,32 @@ class Regime(BaseModel):
 
 
 class Params(NeedsParams):
-    """The ``regimes`` (name -> prior and mix), trained with ``algorithms`` x ``seeds`` for
-    ``steps`` generation steps with the training chapter's other settings, the boundary probed
-    every ``probe_every`` steps on ``probe_problems`` problems per split; the boundary read at
-    k = ``k`` (Pass@k shown at ``ks``); the toy's prediction from ``toy_seeds`` runs of
+    """The ``regimes`` (name -> habits and mix) and the ``controls`` of the paper's scenario
+    (arm -> its control: the same regime without the guess), trained with ``algorithms`` x
+    ``seeds`` for at most ``steps`` generation steps with the training chapter's other settings,
+    each run ending ``stop_after_crossover`` steps after its crossover (None: never early); the
+    boundary probed every ``probe_every`` steps (every ``probe_early_every`` up to step
+    ``probe_early_until``) on ``probe_problems`` problems per split and ``probe_hard`` more
+    test problems beyond the direct path, under the full distribution (and the paper's
+    evaluation setting if ``probe_paper``); Pass@k shown at k = ``k`` and ``ks`` (the claims read
+    it where each base sits mid-curve); the toy's prediction from ``toy_seeds`` runs of
     ``toy_steps`` steps; ``workers`` runs side by side."""
 
     needs = ("training", "toy_dynamics")
 
-    regimes: dict[str, Regime] = {"as pretrained": {}, "prior 0.01": {"prior": 0.01},
-                                  "prior 0.002": {"prior": 0.002}}
+    regimes: dict[str, Regime] = {"three paths": {"prior": 0.01, "guess": 0.495},
+                                  "two paths": {"prior": 0.01}}
+    controls: dict[str, str] = {"three paths": "two paths"}
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
     seeds: ListOf(Int(0)) = [0, 1, 2]
-    steps: Int(1) = 100
-    probe_every: Int(1) = 10
+    steps: Int(1) = 450
+    stop_after_crossover: Int(0) | None = 20
+    probe_every: Int(1) = 20
+    probe_early_every: Int(0) = 5
+    probe_early_until: Int(0) = 60
     probe_problems: Int(1) = 20
+    probe_hard: Int(0) = 20
+    probe_paper: bool = False
     k: Int(1) = 256
     ks: ListOf(Int(1)) = [1, 16, 256, 4096]
     toy_seeds: Int(1) = 1000
@@ -101,6 +133,15 @@ class Params(NeedsParams):
         require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
         require(self.probe_every <= self.steps, f"probe_every={self.probe_every} must be <= "
                                                 f"steps={self.steps}")
+        for arm, control in self.controls.items():
+            require(arm in self.regimes and control in self.regimes,
+                    f"controls[{arm!r}]={control!r}: both must be regimes; regimes: "
+                    f"{list(self.regimes)}")
+            a, c = self.regimes[arm], self.regimes[control]
+            require(a.guess is not None and c.guess is None
+                    and a.model_dump(exclude={"guess"}) == c.model_dump(exclude={"guess"}),
+                    f"controls[{arm!r}]={control!r}: the control must be the arm's regime "
+                    f"without its guess, got {a} and {c}")
         if "training" in self.upstream or self.profile == "cpu":
             self.runs()  # every run must make a valid TrainConfig (where the settings are known)
         return self
@@ -112,19 +153,40 @@ class Params(NeedsParams):
         require(T.model == "sums-base", "the regimes are dials of the sums base: the training "
                                         f"chapter's model must be 'sums-base', got {T.model!r}")
         return {(name, a, s): T.run_config(a, s).replace(
-                    model=r.base(T), steps=self.steps, path_prior=r.prior,
+                    model=r.base(T), steps=self.steps, path_prior=r.prior, path_guess=r.guess,
                     hard_share=r.hard_share, probe_every=self.probe_every,
-                    probe_problems=self.probe_problems)
+                    probe_problems=self.probe_problems, probe_hard=self.probe_hard,
+                    probe_early_every=self.probe_early_every,
+                    probe_early_until=self.probe_early_until, probe_paper=self.probe_paper,
+                    stop_after_crossover=self.stop_after_crossover)
                 for name, r in self.regimes.items() for a in self.algorithms for s in self.seeds}
 
 
-def train_all(P: Params) -> dict[tuple[str, str, int], list[dict]]:
-    """Every run of ``P`` (trained where missing, ``P.workers`` at a time): its dynamics."""
+def register_all(P: Params) -> dict[str, dict[str, Any]]:
+    """Every regime's registered prediction (``prediction.register``, made where missing):
+    the toy from its base, under the toy chapter's settings."""
+    runs, D = P.runs(), needed(P, "toy_dynamics")
+    out = {}
+    for name, regime in P.regimes.items():
+        cfg = runs[name, P.algorithms[0], P.seeds[0]]
+        share = train_share(cfg.model.task, cfg.model.author, regime.hard_share)
+        out[name] = register(cfg, share, D, P.toy_steps, P.toy_seeds, P.profile)
+    return out
+
+
+def train_all(P: Params) -> tuple[dict[tuple[str, str, int], list[dict]], dict[str, list]]:
+    """Every run of ``P`` (trained where missing, ``P.workers`` at a time), each regime's
+    prediction registered first (``register_all``): (key -> its dynamics, regime -> its run
+    folders)."""
+    register_all(P)
     runs = P.runs()
     T = needed(P, "training")
     folders = obtain_all(list(runs.values()), P.profile, inline=T.train_inline,
                          workers=P.workers)
-    return {key: load_dynamics(f) for key, f in zip(runs, folders)}
+    by_regime: dict[str, list] = {}
+    for (name, _, _), f in zip(runs, folders):
+        by_regime.setdefault(name, []).append(f)
+    return {key: load_dynamics(f) for key, f in zip(runs, folders)}, by_regime
 
 
 def dial(P: Params, problems: int = 100) -> pd.DataFrame:
@@ -134,6 +196,7 @@ def dial(P: Params, problems: int = 100) -> pd.DataFrame:
     T = needed(P, "training")
     cfg = T.base()
     bases = {name: base_model(r.base(T), P.profile) if r.prior is None
-             else refit(r.base(T), Refit(r.prior), P.profile) for name, r in P.regimes.items()}
+             else refit(r.base(T), Refit(r.prior, r.guess or 0.0), P.profile)
+             for name, r in P.regimes.items()}
     terms = [p.meta["terms"] for p in cfg.task.problems("test")[:problems]]
     return dial_check(bases, terms, cfg)

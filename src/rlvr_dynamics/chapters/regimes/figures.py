@@ -1,6 +1,7 @@
-"""The regimes chapter's figures and tables for the page: each regime's paths and Pass@k over
-training, the LM's regime map beside the toy's prediction, and the dial's and the summary's
-tables with their numbers shown for people (``style.number``)."""
+"""The regimes chapter's figures and tables for the page: the paper's scenario (the arm's and
+the control's P(stepwise) on the rare-path-only problems over training), each regime's paths
+and Pass@k over training, the LM's regime map beside the toy's prediction, and the dial's and
+the summary's tables with their numbers shown for people (``style.number``)."""
 from __future__ import annotations
 
 import textwrap
@@ -10,9 +11,12 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics.chapters.regimes import SHRINK_MARGIN
+from rlvr_dynamics.chapters.regimes import FALL_MARGIN, SHRINK_MARGIN
 from rlvr_dynamics.chapters.reproduction.figures import PATH_STYLE
 from rlvr_dynamics.chapters.style import COLORS, number
+
+PATHS_DRAWN = {**PATH_STYLE, "guess": ("guess", "0.45", "-")}
+"""The reproduction chapter's paths and the guess (the bad path of the paper's scenario)."""
 
 
 def _band(ax, g: pd.DataFrame, column: str, **style) -> None:
@@ -25,7 +29,8 @@ def plot_regime(means: pd.DataFrame, regime: str, k: int, ks: Sequence[int], tit
                 split: str = "test") -> plt.Figure:
     """One regime: per algorithm, the paths' masses over steps (the toy's Figure 1 layout),
     then Pass@k over steps on all problems and on the rare-path-only ones, under the full
-    distribution (solid) and the paper's setting (dashed); mean over seeds, band min-max."""
+    distribution (solid) and the paper's setting (dashed, where probed); mean over seeds, band
+    min-max."""
     part = means[(means["regime"] == regime) & (means["split"] == split)]
     algos = list(dict.fromkeys(part["algorithm"]))
     fig, axes = plt.subplots(1, len(algos) + 2, figsize=(3.2 * (len(algos) + 2), 3.1),
@@ -33,7 +38,7 @@ def plot_regime(means: pd.DataFrame, regime: str, k: int, ks: Sequence[int], tit
     axes = axes[0]
     full = part[part["setting"] == "full"]
     for ax, a in zip(axes, algos):
-        for key, (name, color, style) in PATH_STYLE.items():
+        for key, (name, color, style) in PATHS_DRAWN.items():
             _band(ax, full[full["algorithm"] == a], key, color=color, ls=style, label=name)
         ax.set(title=f"{a}: paths (full)", xlabel="training step", ylim=(-0.02, 1.02))
     axes[0].set_ylabel("probability mass")
@@ -43,6 +48,8 @@ def plot_regime(means: pd.DataFrame, regime: str, k: int, ks: Sequence[int], tit
         for a in algos:
             for setting, ls in (("full", "-"), ("paper", "--")):
                 g = part[(part["algorithm"] == a) & (part["setting"] == setting)]
+                if g.empty:  # a profile that probed the full distribution alone
+                    continue
                 _band(ax, g, f"{prefix}pass@{k}", color=COLORS.get(a), ls=ls,
                       label=f"{a}, {setting}")
         ax.set(title=f"Pass@{k}, {name}", xlabel="training step", ylim=(-2, 102))
@@ -52,6 +59,36 @@ def plot_regime(means: pd.DataFrame, regime: str, k: int, ks: Sequence[int], tit
         ax.title.set_fontsize(9)
         ax.grid(alpha=0.3)
     fig.suptitle(textwrap.fill(title, 170), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_scenario(long: pd.DataFrame, hard: np.ndarray, controls: dict[str, str],
+                  title: str, split: str = "test") -> plt.Figure:
+    """The paper's scenario, one panel per algorithm: P(stepwise) on the rare-path-only
+    problems relative to the start (full distribution) over training, in each arm (solid) and
+    its control (dashed); mean over seeds, band min to max; the fall that counts as stage 1
+    shaded."""
+    part = long[(long["setting"] == "full") & (long["split"] == split)]
+    part = part[hard[part["problem"].to_numpy()]]
+    algos = list(dict.fromkeys(part["algorithm"]))
+    fig, axes = plt.subplots(1, len(algos), figsize=(4.2 * len(algos), 3.3), squeeze=False)
+    for ax, algo in zip(axes[0], algos):
+        for arm, control in controls.items():
+            for regime, ls in ((arm, "-"), (control, "--")):
+                g = part[(part["regime"] == regime) & (part["algorithm"] == algo)]
+                mass = (g["stepwise_right"] + g["stepwise_wrong"]).groupby(
+                    [g["step"], g["seed"]]).mean().unstack("seed")
+                rel = (mass / mass.iloc[0]).stack().rename("relative").reset_index()
+                _band(ax, rel, "relative", color=COLORS.get(algo), ls=ls, label=regime)
+        ax.axhline(1, color="0.6", lw=0.8)
+        ax.axhspan(0, 1 - FALL_MARGIN, color="0.93", lw=0)
+        ax.set(title=f"{algo}: P(stepwise) on the rare-path-only problems",
+               xlabel="training step", ylabel="relative to the base", ylim=(0, None))
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
     fig.tight_layout()
     return fig
 
@@ -71,9 +108,10 @@ MIX_MARKERS = ("o", "s", "^", "D")
 def plot_phase(table: pd.DataFrame, regimes: dict[str, Any], steps: int, title: str
                ) -> plt.Figure:
     """The LM's phase diagram beside the toy's prediction: per regime (x: its base's measured
-    P(stepwise); marker: its training mix) and algorithm, the time to expansion (left; seeds
-    as dots, never expanded drawn at the top) and the shrinkage depth (right; mean and seeds'
-    range), the toy's predicted time to expansion on a second axis, one line per mix."""
+    P(stepwise); marker: its training mix) and algorithm, the time to crossover (left; seeds
+    as dots, never crossed drawn at the top) and the shrinkage depth at the mid-curve k
+    (right; mean and seeds' range), the toy's predicted time to crossover on a second axis, one
+    line per mix."""
     mixes = list(dict.fromkeys(r.hard_share for r in regimes.values()))
     mix_marker = {m: MIX_MARKERS[i % len(MIX_MARKERS)] for i, m in enumerate(mixes)}
     marker = {name: mix_marker[r.hard_share] for name, r in regimes.items()}
@@ -83,7 +121,7 @@ def plot_phase(table: pd.DataFrame, regimes: dict[str, Any], steps: int, title: 
         c = COLORS.get(algo)
         for regime, h in g.groupby("regime", sort=False):
             x = h["pi0(a2)"].iloc[0] * (1 + 0.04 * (i - 0.5))  # the algorithms side by side
-            t = np.where(np.isinf(h["expansion"]), steps * 1.15, h["expansion"])
+            t = np.where(np.isinf(h["crossover"]), steps * 1.15, h["crossover"])
             a1.scatter([x] * len(t), t, color=c, marker=marker[regime], s=16, alpha=0.7)
             d = h["depth"]
             a2.errorbar([x], [d.mean()], yerr=[[d.mean() - d.min()], [d.max() - d.mean()]],
@@ -91,26 +129,30 @@ def plot_phase(table: pd.DataFrame, regimes: dict[str, Any], steps: int, title: 
     for mix in mixes:
         names = [n for n, r in regimes.items() if r.hard_share == mix]
         toy = table[table["regime"].isin(names)].groupby("regime")[["pi0(a2)", "toy expansion"]]
-        toy = toy.first().sort_values("pi0(a2)")
-        ax_toy.plot(toy["pi0(a2)"], toy["toy expansion"].replace(np.inf, np.nan), "k--", lw=0.9,
-                    marker=mix_marker[mix], mfc="none", ms=5)
+        toy = toy.first().sort_values("pi0(a2)").replace(np.inf, np.nan).dropna()
+        if len(toy):  # regimes outside the toy's scenario have no prediction to draw
+            ax_toy.plot(toy["pi0(a2)"], toy["toy expansion"], "k--", lw=0.9,
+                        marker=mix_marker[mix], mfc="none", ms=5)
+    if not ax_toy.lines:
+        ax_toy.remove()
     handles = [plt.Line2D([], [], color=COLORS.get(a), marker="o", ls="", label=a)
                for a in table["algorithm"].unique()]
     handles += [plt.Line2D([], [], color="0.3", marker=mix_marker[m], ls="", mfc="none",
                            label="mix: as drawn" if m is None else f"mix: rare-only share {m:g}")
                 for m in mixes]
     handles.append(plt.Line2D([], [], color="k", ls="--", label="toy's prediction"))
-    ax_toy.set_ylabel("toy: steps to expansion (its own scale)", fontsize=8)
+    ax_toy.set_ylabel("toy: steps to crossover (its own scale)", fontsize=8)
     a1.axhline(steps * 1.15, color="0.6", lw=0.8)
-    a1.set(xlabel="base's P(stepwise) (toy: initial π(a2))", ylabel="LM: step of expansion",
-           title="time to expansion (above the line: never)")
+    a1.set(xlabel="base's P(stepwise) (toy: initial π(a2))", ylabel="LM: step of crossover",
+           title="time to crossover (above the line: never)")
     a2.axhline(0, color="0.6", lw=0.8)
     a2.axhspan(-SHRINK_MARGIN, SHRINK_MARGIN, color="0.9")
     a2.set(xlabel="base's P(stepwise)", ylabel="points of Pass@k vs the base",
-           title="shrinkage depth on rare-path-only problems")
+           title="shrinkage depth at the mid-curve k, rare-path-only problems")
     priors = sorted(table["pi0(a2)"].unique())
     for ax in (a1, a2):
         ax.set_xscale("log")
+        ax.set_xlim(min(priors) / 1.5, max(priors) * 1.5)  # also where one seed has no depth
         ax.xaxis.set_minor_formatter(plt.NullFormatter())
         ax.set_xticks(priors, [f"{p:.3g}" for p in priors], fontsize=7, rotation=35)
         ax.title.set_fontsize(9)
@@ -128,13 +170,13 @@ def dial_table(dial: pd.DataFrame):
 
 
 def summary_table(summary: pd.DataFrame):
-    """``stages.summary`` for the page: the seeds expanded as "expanded/seeds", the steps of
-    expansion listed, every number for people (``style.number``: floating-point residue as 0,
-    never as ∞)."""
+    """``stages.summary`` for the page: the seeds crossed over as "crossed/seeds", the steps
+    of crossover listed, every number for people (``style.number``: floating-point residue as
+    0, never as ∞)."""
     out = summary.copy()
-    out.insert(3, "expanded (seeds)", [f"{e}/{n}" for e, n in zip(out.pop("expanded"),
-                                                                  out.pop("seeds"))])
-    out["step of expansion"] = [", ".join(number(x) for x in t) for t in out["step of expansion"]]
+    out.insert(5, "crossed over (seeds)", [f"{e}/{n}" for e, n in zip(out.pop("crossed"),
+                                                                      out.pop("seeds"))])
+    out["step of crossover"] = [", ".join(number(x) for x in t) for t in out["step of crossover"]]
     return out.style.format(number, subset=[c for c in out.columns if out[c].dtype.kind == "f"])
 
 

@@ -1,8 +1,10 @@
-"""The two stages in numbers, per run and per regime: the time to expansion (the first probed
-step at which the stepwise path carries more mass than the direct one, the toy's
-pi(a2) > pi(a1)), the shrinkage depth on the rare-path-only problems, stalls, and the paper's
-LM claims as checks over seeds (``stats``) against margins shared with the reproduction
-chapter."""
+"""The two stages in numbers, per run and per regime: the crossover (the first probed step at
+which the stepwise path carries more mass than the direct one, the toy's pi(a2) > pi(a1)),
+the fall of P(stepwise) and the shrinkage and gain of Pass@k on the rare-path-only problems at
+the k where the base sits mid-curve (each read at a step the other seeds choose), stalls, and
+the paper's LM claims as checks over seeds (``stats``) against margins shared with the
+reproduction chapter; a base that cannot show its boundary move (``informs``) does not
+vote."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +12,7 @@ import pandas as pd
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.reproduction.claims import ANSWER_ENTROPY_MARGIN, PASSK_MARGIN
+from rlvr_dynamics.passk import from_probability, mid_curve_k
 
 SHRINK_MARGIN = PASSK_MARGIN
 """Points of Pass@k on the rare-path-only problems below the base that count as shrinkage (the
@@ -18,70 +21,155 @@ ENTROPY_MARGIN = ANSWER_ENTROPY_MARGIN
 """Nats of answer entropy that count as a difference (the reproduction chapter's margin)."""
 
 
-def time_to_expansion(run: pd.DataFrame) -> float:
-    """The first probed step at which the stepwise path carries more mass than the direct one
-    (one run's rows of ``per_run`` for one setting and split); inf if it never does."""
+BOUNDS = (5.0, 95.0)
+"""A base whose mid-curve Pass@k on the rare-only problems lies outside these per cent (no k
+brings it near the middle: every such problem at p = 0, or all near 1) cannot inform a claim
+about its boundary."""
+
+
+def time_to_crossover(run: pd.DataFrame) -> float:
+    """The crossover: the first probed step at which the stepwise path carries more
+    first-character mass than the direct one (one run's rows, ``step``, ``stepwise``,
+    ``direct``); inf if it never does. Named apart from expansion of the boundary, which is
+    measured by Pass@k."""
     run = run.sort_values("step")
     over = run[run["stepwise"] > run["direct"]]
     return float(over["step"].iloc[0]) if len(over) else float("inf")
 
 
-def shrinkage(run: pd.DataFrame, k: int) -> tuple[float, float]:
-    """(depth, step): the lowest Pass@k on the rare-path-only problems after the start, minus
-    its value at the start (points; negative: shrank), and the step where it was lowest."""
-    run = run.sort_values("step")
-    start, later = run.iloc[0][f"hard_pass@{k}"], run.iloc[1:]
-    low = later[f"hard_pass@{k}"].idxmin()
-    return float(later.loc[low, f"hard_pass@{k}"] - start), float(later.loc[low, "step"])
-
-
 def stalled(run: pd.DataFrame) -> bool:
-    """No expansion, and the stepwise mass at the last probe no higher than at mid-run."""
+    """No crossover, and the stepwise mass at the last probe no higher than at mid-run."""
     run = run.sort_values("step")
     mid = run.iloc[len(run) // 2]["stepwise"]
-    return bool(np.isinf(time_to_expansion(run)) and run.iloc[-1]["stepwise"] <= mid)
+    return bool(np.isinf(time_to_crossover(run)) and run.iloc[-1]["stepwise"] <= mid)
 
 
-def stages(means: pd.DataFrame, k: int, hard: dict[str, np.ndarray], setting: str = "full",
-           split: str = "test") -> pd.DataFrame:
-    """Per run (regime, algorithm, seed): time to expansion, shrinkage depth and its step,
-    the change of Pass@k on the rare-path-only problems from the start to the end (``gain``),
-    whether it stalled, and ``noise``: the
-    median over probes of the standard error of the rare-path-only problems' mean Pass@k that
-    the probe's own estimate carries (``means`` needs ``hard_var@k``). The depth is a minimum
-    over probes, so where the noise is not small against it, it is biased downward by about
-    one to two noise units."""
-    part = means[(means["setting"] == setting) & (means["split"] == split)]
+def base_rows(long: pd.DataFrame, regime: str, setting: str = "full", split: str = "test"
+              ) -> pd.DataFrame:
+    """A regime's base as its first run's first probe measured it: one row per problem."""
+    part = long[(long["regime"] == regime) & (long["setting"] == setting)
+                & (long["split"] == split)]
+    first = part.iloc[0]
+    return part[(part["algorithm"] == first["algorithm"]) & (part["seed"] == first["seed"])
+                & (part["step"] == part["step"].min())].sort_values("problem")
+
+
+def mid_curve(long: pd.DataFrame, hard: dict[str, np.ndarray], setting: str = "full",
+              split: str = "test") -> dict[str, int]:
+    """Per regime, the k at which its base's Pass@k on the rare-only problems is closest to
+    50 % (``passk.mid_curve_k``)."""
+    out = {}
+    for regime in long["regime"].unique():
+        base = base_rows(long, regime, setting, split)
+        out[regime] = mid_curve_k(base["p"].to_numpy()[hard[split][base["problem"]]])
+    return out
+
+
+def informs(base: pd.DataFrame, hard: np.ndarray, k: int) -> tuple[bool, str]:
+    """Whether a base (``base_rows``) can show its boundary move at ``k``: its rare-only
+    Pass@k within ``BOUNDS``, the stepwise path rarer than the direct one at the first
+    character, and present on the rare-only problems. Returns (informs, why not)."""
+    flag = hard[base["problem"].to_numpy()]
+    passk = float(100 * from_probability(base["p"].clip(0, 1)[flag], k).mean())
+    stepwise = base["stepwise_right"] + base["stepwise_wrong"]
+    direct = base["direct_right"] + base["direct_wrong"]
+    if not BOUNDS[0] <= passk <= BOUNDS[1]:
+        return False, f"its Pass@{k} on the rare-only problems is {passk:.1f} %"
+    if stepwise.mean() >= direct.mean():
+        return False, "it takes the stepwise path more often than the direct one already"
+    if not (stepwise[flag] > 0).any():
+        return False, "it gives the stepwise path no mass on the rare-only problems"
+    return True, ""
+
+
+def decompose(start: pd.DataFrame, end: pd.DataFrame, k: int) -> dict[str, float]:
+    """Mean Pass@k change (points) over problems (``start``, ``end``: the same problems, one
+    row each, the probe's values) split exactly into the path choice s = P(stepwise), the
+    path's reliability q = P(right | stepwise) and the rest c (the other paths' right mass):
+    with f(s, q, c) = 100 (1 - (1 - (s q + c))^k) averaged over problems, the first two are
+    the Shapley shares of f(., ., c0) from (s0, q0) to (s1, q1); the rest is
+    f(s1, q1, c1) - f(s1, q1, c0)."""
+    def parts(x: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        s = (x["stepwise_right"] + x["stepwise_wrong"]).to_numpy(dtype=float)
+        q = np.divide(x["stepwise_right"].to_numpy(dtype=float), s, out=np.zeros_like(s),
+                      where=s > 1e-12)
+        return s, q, x["p"].clip(0, 1).to_numpy(dtype=float) - s * q
+
+    (s0, q0, c0), (s1, q1, c1) = parts(start), parts(end)
+
+    def f(s: np.ndarray, q: np.ndarray, c: np.ndarray) -> float:
+        return float(100 * from_probability(np.clip(s * q + c, 0, 1), k).mean())
+
+    return {"path choice": 0.5 * (f(s1, q0, c0) - f(s0, q0, c0) + f(s1, q1, c0) - f(s0, q1, c0)),
+            "reliability": 0.5 * (f(s0, q1, c0) - f(s0, q0, c0) + f(s1, q1, c0) - f(s1, q0, c0)),
+            "rest": f(s1, q1, c1) - f(s1, q1, c0)}
+
+
+def stages(long: pd.DataFrame, hard: dict[str, np.ndarray], ks: dict[str, int],
+           setting: str = "full", split: str = "test") -> pd.DataFrame:
+    """Per run (regime, algorithm, seed; ``long``: ``tables.with_passk``'s rows), on the
+    probed rare-only problems of ``split`` at its regime's mid-curve k (``ks``):
+
+    * ``fall``: the relative fall of P(stepwise), 1 - mass(t) / mass(0), and ``depth``: Pass@k
+      minus the base's (points), each read at the step where the mean of the regime's and
+      algorithm's *other* seeds is lowest (``stats.leave_one_out``, ``fall step`` and
+      ``depth step``, over the probes every one of those runs has), so that a run's own noise
+      does not pick its deepest point;
+    * ``crossover`` (``time_to_crossover``, over every probed problem of ``split``), whether
+      it ``stalled``, the ``last step`` probed;
+    * ``start``, ``end``: Pass@k at the first and last probe; ``gain``: their difference, and
+      ``decompose``'s split of it into path choice, reliability and the rest;
+    * ``noise``: the median over probes of the standard error of the rare-only mean Pass@k
+      that the probe's own estimate carries (from each p's standard error)."""
+    part = long[(long["setting"] == setting) & (long["split"] == split)]
     rows = []
-    for (regime, algorithm, seed), run in part.groupby(["regime", "algorithm", "seed"],
-                                                       sort=False):
-        depth, at = shrinkage(run, k)
-        run = run.sort_values("step")
-        rows.append({"regime": regime, "algorithm": algorithm, "seed": seed,
-                     "expansion": time_to_expansion(run), "depth": depth, "depth_step": at,
-                     "gain": float(run.iloc[-1][f"hard_pass@{k}"] - run.iloc[0][f"hard_pass@{k}"]),
-                     "noise": float(np.median(np.sqrt(run[f"hard_var@{k}"]
-                                                      / max(hard[split].sum(), 1)))),
-                     "stalled": stalled(run)})
+    for (regime, algorithm), g in part.groupby(["regime", "algorithm"], sort=False):
+        k = ks[regime]
+        rare = g[hard[split][g["problem"].to_numpy()]].copy()
+        p = rare["p"].clip(0, 1)
+        rare["passk"] = 100 * from_probability(p, k)
+        lo, hi = (p - rare["se"]).clip(0, 1), (p + rare["se"]).clip(0, 1)
+        rare["var"] = (50 * ((1 - lo) ** k - (1 - hi) ** k)) ** 2
+        rare["mass"] = rare["stepwise_right"] + rare["stepwise_wrong"]
+        curves = rare.groupby(["step", "seed"])[["mass", "passk"]].mean()
+        mass, passk = curves["mass"].unstack("seed"), curves["passk"].unstack("seed")
+        fall, depth = stats.leave_one_out(mass / mass.iloc[0]), stats.leave_one_out(passk)
+        for seed, run in g.groupby("seed"):
+            own = rare[rare["seed"] == seed]
+            steps = sorted(own["step"].unique())
+            r0, r1 = (own[own["step"] == s].sort_values("problem") for s in (steps[0], steps[-1]))
+            paths = run.groupby("step")[["stepwise", "direct"]].mean().reset_index()
+            start, end = float(r0["passk"].mean()), float(r1["passk"].mean())
+            noise = own.groupby("step")["var"].mean() / max(len(r0), 1)
+            rows.append({"regime": regime, "algorithm": algorithm, "seed": seed, "k": k,
+                         "crossover": time_to_crossover(paths), "stalled": stalled(paths),
+                         "last step": float(steps[-1]),
+                         "fall": 1 - fall.loc[seed, "value"], "fall step": fall.loc[seed, "step"],
+                         "depth": depth.loc[seed, "value"] - start,
+                         "depth step": depth.loc[seed, "step"],
+                         "start": start, "end": end, "gain": end - start,
+                         **decompose(r0, r1, k),
+                         "noise": float(np.median(np.sqrt(noise)))})
     return pd.DataFrame(rows)
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per regime and algorithm (``table``: ``stages`` joined with ``toy_mapping.toy_side``'s
-    rows): the base's P(stepwise) and the toy's rewards, how many of its seeds expanded and at
-    which steps, the shrinkage depth (mean and lowest), the probe's standard error (median),
-    the stalled seeds, and the toy's prediction (its time to expansion and the dip of
-    pi(a2))."""
+    rows): the base's first-character masses and the toy's rewards, the mid-curve k, how many
+    seeds crossed over and at which steps, the fall of P(stepwise) and the depth and gain of
+    mid-curve Pass@k on the rare-only problems (means), the probe's standard error (median),
+    the stalled seeds, and the toy's prediction (its crossover and the dip of pi(a2))."""
     return table.groupby(["regime", "algorithm"], sort=False).agg(
-        **{"P(stepwise) at start": ("pi0(a2)", "first"), "r(a1)": ("r(a1)", "first"),
-           "r(a2)": ("r(a2)", "first"),
-           "expanded": ("expansion", lambda t: int((t < np.inf).sum())),
-           "seeds": ("expansion", "size"),
-           "step of expansion": ("expansion", tuple),
-           "shrinkage depth (mean)": ("depth", "mean"), "depth (min)": ("depth", "min"),
+        **{"P(stepwise) at start": ("pi0(a2)", "first"), "P(guess) at start": ("pi0(a3)", "first"),
+           "r(a1)": ("r(a1)", "first"), "r(a2)": ("r(a2)", "first"), "k": ("k", "first"),
+           "crossed": ("crossover", lambda t: int((t < np.inf).sum())),
+           "seeds": ("crossover", "size"),
+           "step of crossover": ("crossover", tuple),
+           "fall of P(stepwise)": ("fall", "mean"),
+           "depth (mean)": ("depth", "mean"), "gain (mean)": ("gain", "mean"),
            "probe's standard error (points)": ("noise", "median"),
            "stalled (seeds)": ("stalled", "sum"),
-           "toy: steps to expansion": ("toy expansion", "first"),
+           "toy: crossover": ("toy expansion", "first"),
            "toy: dip of π(a2)": ("toy dip", "first")})
 
 
@@ -90,10 +178,12 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
 def stage_effects(runs: pd.DataFrame) -> tuple[stats.Effect, stats.Effect, bool]:
     """Over one regime's and algorithm's seeds (rows of ``stages``): the shrinkage (minus the
     depth, against ``SHRINK_MARGIN``), the expansion (the gain, against the same margin), and
-    whether in every seed the deepest point came before the step of expansion."""
+    whether every seed crossed over, after its deepest point (a seed that never crossed
+    fails the order)."""
     return (stats.one_sample(-runs["depth"].to_numpy(), SHRINK_MARGIN),
             stats.one_sample(runs["gain"].to_numpy(), SHRINK_MARGIN),
-            bool((runs["depth_step"] < runs["expansion"]).all()))
+            bool((runs["depth step"] < runs["crossover"]).all()
+                 and np.isfinite(runs["crossover"]).all()))
 
 
 def two_stages(shrink: str, expand: str, ordered: bool) -> str:

@@ -13,14 +13,25 @@ from rlvr_dynamics.chapters.reproduction.paths import PATHS
 from rlvr_dynamics.passk import from_probability
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.algorithms import ALGORITHMS
-from rlvr_dynamics.training.probe import SPLITS
+from rlvr_dynamics.training.probe import probed
 
 
-def hard_problems(task: sums.SumTask, author: sums.Author, count: int) -> dict[str, np.ndarray]:
-    """Per split, which of its first ``count`` problems lie beyond the direct path (no direct
-    answer can be right: only the stepwise path solves them)."""
-    return {s: np.array([sums.direct_success(p.meta["terms"], author) == 0.0
-                         for p in task.problems(s)[:count]]) for s in SPLITS}
+def hard_problems(task: sums.SumTask, author: sums.Author, count: int, extra: int = 0
+                  ) -> dict[str, np.ndarray]:
+    """Per split, which of its probed problems (``training.probe.probed``: the first ``count``,
+    and ``extra`` more of the test split's beyond the direct path) lie beyond the direct path
+    (no direct answer can be right: only the stepwise path solves them)."""
+    return {s: np.array([sums.direct_success(p.meta["terms"], author) == 0.0 for p in ps])
+            for s, ps in probed(task, author, count, extra).items()}
+
+
+def train_share(task: sums.SumTask, author: sums.Author, hard_share: float | None) -> float:
+    """The share of training problems beyond the direct path: ``hard_share`` (the mix,
+    ``training.data.mix``), or for None that of the train split as drawn (exact)."""
+    if hard_share is not None:
+        return hard_share
+    return float(np.mean([sums.direct_success(p.meta["terms"], author) == 0.0
+                          for p in task.problems("train")]))
 
 
 def probes(dynamics: dict[tuple[str, str, int], list[dict]]) -> pd.DataFrame:
@@ -50,16 +61,17 @@ def with_passk(long: pd.DataFrame, ks: Sequence[int]) -> pd.DataFrame:
     for k in ks:
         out[f"pass@{k}"] = 100 * from_probability(p, k)
         out[f"var@{k}"] = (50 * ((1 - lo) ** k - (1 - hi) ** k)) ** 2
-    out["stepwise"] = out["stepwise_right"] + out["stepwise_wrong"]
-    out["direct"] = out["direct_right"] + out["direct_wrong"]
+    for path in ("stepwise", "direct", "guess"):
+        out[path] = out[f"{path}_right"] + out[f"{path}_wrong"]
     return out
 
 
 def measured(long: pd.DataFrame) -> list[str]:
     """The columns of ``with_passk``'s table that ``per_run`` averages by default: every
-    Pass@k and its variance, the two paths' masses and each path crossed with correctness."""
+    Pass@k and its variance, the three paths' masses and the first two crossed with
+    correctness."""
     return ([c for c in long.columns if c.startswith(("pass@", "var@"))]
-            + ["stepwise", "direct", *PATHS])
+            + ["stepwise", "direct", "guess", *PATHS])
 
 
 def per_run(long: pd.DataFrame, hard: dict[str, np.ndarray],

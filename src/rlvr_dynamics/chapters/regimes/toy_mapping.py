@@ -1,7 +1,7 @@
 """The toy beside each regime: the toy setting read from a regime's base (pi0 and rewards), the
 toy's prediction from it (its time to expansion and the dip of pi(a2), under the toy chapter's
-optimizer and under each of ``toy.optimizers``), and how far the LM orders regimes and
-algorithms as the toy does. The toy's steps are not the LM's (other learning rates, other
+optimizer and under each of ``toy.optimizers``; registered before the runs by ``prediction``),
+and how far the LM orders regimes and algorithms as the toy does. The toy's steps are not the LM's (other learning rates, other
 parameterisations): what is compared is the ordering."""
 from __future__ import annotations
 
@@ -19,46 +19,50 @@ OWN = "the toy chapter's"
 """The key of the toy chapter's own optimizer and learning rate among ``toy_settings``."""
 
 
-def toy_inputs(long: pd.DataFrame, hard: dict[str, np.ndarray], regime: str,
-               hard_share: float | None, setting: str = "full", split: str = "test"
+def toy_inputs(base: pd.DataFrame, hard: np.ndarray, regular: int, share: float
                ) -> tuple[list[float], list[float]]:
-    """The toy setting of a regime, read from its base (the probes at step 0, over algorithms
-    and seeds): pi0 = [P(direct), P(stepwise), P(neither)] and rewards r = [r1, r2, 0], where
-    r1 is the direct path's success rate on the training mix (its rate on the problems it can
-    solve, times their share: ``1 - hard_share``, or the split's own share for None) and r2 the
-    stepwise path's. A first-order mapping: the toy's rewards are fixed per action, the LM's
-    are Bernoulli with these means."""
-    part = long[(long["regime"] == regime) & (long["setting"] == setting)
-                & (long["split"] == split) & (long["step"] == 0)]
-    flag = hard[split][part["problem"].to_numpy()]
-    direct = part["direct_right"] + part["direct_wrong"]
-    stepwise = part["stepwise_right"] + part["stepwise_wrong"]
-    easy = part[~flag]
-    rate = float((easy["direct_right"] / direct[~flag].clip(lower=1e-12)).mean())
-    share = float(flag.mean()) if hard_share is None else hard_share
-    r1 = rate * (1 - share)
-    r2 = float(part["stepwise_right"].sum() / max(stepwise.sum(), 1e-12))
-    p_direct, p_step = float(direct.mean()), float(stepwise.mean())
-    pi0 = np.array([p_direct, p_step, max(1e-4, 1 - p_direct - p_step)])
-    return list(pi0 / pi0.sum()), [r1, r2, 0.0]
+    """The toy setting of a base, from one exact measurement of it (``base``: one row per
+    probed problem of a split, the probe's values; ``hard``: which lie beyond the direct path;
+    the first ``regular`` were probed as drawn, the rest chosen beyond the direct path):
+    pi0 = [P(direct), P(stepwise), P(guess)] at the first character, over the problems as
+    drawn (the mass of any other first character shared out in proportion), and rewards
+    r = [r1, r2, r3]: r1 the direct path's success rate on the training mix (its rate on the
+    problems it can solve, times their share ``1 - share``), r2 and r3 the stepwise path's and
+    the guess's over every probed problem (their right mass over their mass; 0 without mass).
+    A first-order mapping: the toy's rewards are fixed per action, the LM's are Bernoulli
+    with these means."""
+    drawn = base.iloc[:regular]
+    easy = drawn[~hard[:regular]]
+    mass = {k: base[f"{k}_right"] + base[f"{k}_wrong"] for k in ("direct", "stepwise", "guess")}
+    rate = float((easy["direct_right"] / mass["direct"][easy.index].clip(lower=1e-12)).mean())
+
+    def success(path: str) -> float:
+        total = float(mass[path].sum())
+        return float(base[f"{path}_right"].sum()) / total if total > 1e-12 else 0.0
+
+    pi0 = np.array([float(mass[k].iloc[:regular].mean()) for k in ("direct", "stepwise", "guess")])
+    pi0 = np.maximum(pi0, 1e-4)
+    return list(pi0 / pi0.sum()), [rate * (1 - share), success("stepwise"), success("guess")]
 
 
 def toy_prediction(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
                    seeds: int, negative_only: bool = False) -> dict[str, float]:
     """The toy (the toy chapter's optimizer, learning rate and tau, ``D``; the negative-only
     update for the -N algorithms) from ``pi0`` with rewards ``r`` and group size ``G``: the
-    median time to expansion over seeds (inf where half never expand), the share expanded, and
-    the depth of pi(a2)'s dip below pi0(a2) (relative: the lowest mean pi(a2) over pi0(a2),
-    minus 1). A base already past expansion (pi0(a2) >= pi0(a1)) or whose rare path is not
-    better (r2 <= r1) is outside the toy's scenario: NaN."""
+    median time to expansion over seeds (inf where half never expand), the share expanded, the
+    depth of pi(a2)'s dip below pi0(a2) (relative: the lowest mean pi(a2) over pi0(a2), minus
+    1) and the step where the mean pi(a2) is lowest (0: no dip). A base already past expansion
+    (pi0(a2) >= pi0(a1)) or whose rare path is not better (r2 <= r1) is outside the toy's
+    scenario: NaN."""
     if not (pi0[0] > pi0[1] and r[0] < r[1]):
-        return {"toy expansion": np.nan, "toy expanded": np.nan, "toy dip": np.nan}
+        return {"toy expansion": np.nan, "toy expanded": np.nan, "toy dip": np.nan,
+                "toy dip step": np.nan}
     s = toy.summarise(z0=toy.logits(pi0), r=r, G=G, lr=D.lr, optimizer=D.optimizer,
                       tau=D.tau, negative_only=negative_only, steps=steps, seeds=seeds,
                       seed=0, progress=False)
-    t = s.t_expand[0]
+    t, a2 = s.t_expand[0], s.mean[:, 0, 1]
     return {"toy expansion": float(np.median(t)), "toy expanded": float(np.isfinite(t).mean()),
-            "toy dip": float(s.mean[:, 0, 1].min() / pi0[1] - 1)}
+            "toy dip": float(a2.min() / pi0[1] - 1), "toy dip step": float(a2.argmin())}
 
 
 def toy_settings(D: Any) -> dict[str, dict[str, Any]]:
@@ -83,23 +87,21 @@ def toy_predictions(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, st
     return {name: done[tuple(sorted(kw.items()))] for name, kw in toy_settings(D).items()}
 
 
-def toy_side(long: pd.DataFrame, hard: dict[str, np.ndarray], regimes: dict[str, Any],
-             labels: Sequence[str], G: int, D: Any, steps: int, seeds: int
+def toy_side(registered: dict[str, dict[str, Any]], labels: Sequence[str]
              ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
-    """The toy beside each regime (``regimes``: name -> ``Regime``), from its base
-    (``toy_inputs``) and ``toy_predictions``:
-    one row per regime and algorithm label of ``labels`` (a "-N" label: the toy's
-    negative-only update; with one action per sample the toy's GSPO is its GRPO) with pi0(a2),
-    r(a1), r(a2) and the prediction under the toy chapter's own optimizer (for the phase
-    diagram), and ``{regime: {optimizer:
-    {label: time to expansion}}}`` under each of ``toy.optimizers`` (for
-    ``orderings``)."""
+    """The toy beside each regime, from its registered prediction (``prediction.register``:
+    name -> record): one row per regime and algorithm label of ``labels`` (a "-N" label: the
+    toy's negative-only update; with one action per sample the toy's GSPO is its GRPO) with
+    pi0(a2), pi0(a3), r(a1), r(a2) and the prediction under the toy chapter's own optimizer
+    (for the phase diagram), and ``{regime: {optimizer: {label: time to expansion}}}`` under
+    each of ``toy.optimizers`` (for ``orderings``)."""
     rows, times = [], {}
-    for name, regime in regimes.items():
-        pi0, r = toy_inputs(long, hard, name, regime.hard_share)
-        predicted = toy_predictions(pi0, r, G, D, steps, seeds)
-        rows += [{"regime": name, "algorithm": label, "pi0(a2)": pi0[1], "r(a1)": r[0],
-                  "r(a2)": r[1], **predicted[OWN]["GRPO-N" if label.endswith("-N") else "GRPO"]}
+    for name, record in registered.items():
+        pi0, r = record["inputs"]["pi0"], record["inputs"]["r"]
+        predicted = record["predictions"]
+        rows += [{"regime": name, "algorithm": label, "pi0(a2)": pi0[1], "pi0(a3)": pi0[2],
+                  "r(a1)": r[0], "r(a2)": r[1],
+                  **predicted[OWN]["GRPO-N" if label.endswith("-N") else "GRPO"]}
                  for label in labels]
         times[name] = {opt: {label: p["toy expansion"] for label, p in by_label.items()}
                        for opt, by_label in predicted.items() if opt != OWN}
@@ -123,14 +125,14 @@ def order(t_n: float, t: float, same: float) -> str:
 
 def orderings(table: pd.DataFrame, toy_times: dict[str, dict[str, dict[str, float]]],
               probe_every: int) -> pd.DataFrame:
-    """Per regime that ran both GRPO and GRPO-N: GRPO-N's time to expansion against GRPO's in
+    """Per regime that ran both GRPO and GRPO-N: GRPO-N's time to crossover against GRPO's in
     the LM (``LM``: the ``order`` of the medians over seeds, the same within one probe
     interval, ``probe_every``; ``LM times``: (GRPO-N, GRPO)) and in the toy under each
     optimizer (``toy_times[regime]``, from ``toy_side``; the same within ``TOY_SAME``), and
     ``follows``: the optimizers whose ordering the LM's matches."""
     rows = []
     for regime, g in table.groupby("regime", sort=False):
-        t = {a: float(np.median(x["expansion"])) for a, x in g.groupby("algorithm")}
+        t = {a: float(np.median(x["crossover"])) for a, x in g.groupby("algorithm")}
         if not {"GRPO", "GRPO-N"} <= set(t):
             continue
         row = {"regime": regime, "LM": order(t["GRPO-N"], t["GRPO"], probe_every),

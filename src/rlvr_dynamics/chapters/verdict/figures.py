@@ -14,7 +14,8 @@ COLUMNS = {"claim": ("claim", "31%"), "paper": ("the paper", "22%"), "ours": ("o
 VERDICT_COLORS = {"replicates": "#1a7f37", "partly": "#9a6700",
                   "does not replicate": "#cf222e", stats.OPPOSITE: "#cf222e",
                   stats.NO_EFFECT: "#cf222e", stats.UNDECIDED: "#57606a",
-                  stats.FEW_SEEDS: "#57606a", "not measured": "#8c959f"}
+                  stats.FEW_SEEDS: "#57606a", stats.CANNOT_INFORM: "#8c959f",
+                  "not measured": "#8c959f"}
 """Green where the paper's claim replicates, amber where it partly does, red where it does
 not, grey where the build cannot say."""
 

@@ -54,16 +54,17 @@ HYPOTHESES = {
         "are right on nearly every sample (a problem with one right answer then has zero "
         "answer entropy)."),
     ("lm_two_stages",): (
-        "*The two stages in a language model.* In the toy, the explored action's own updates "
-        "lower the rare action's probability through the softmax's normaliser: that is the "
-        "exploitation stage. In our language model the path is chosen by the first character, "
-        "and a group in which every sample took the direct path shares that character: its "
-        "advantages sum to zero, so under GRPO it leaves the path choice unmoved at first order "
-        "and acts on it only through the parameters it shares with the answers behind it. "
-        "Under GRPO-N the kept advantages of such a group sum to less than zero, which pushes "
-        "the direct path's first character down. Where the rare path, once sampled, is right, "
-        "it wins its group; the regimes chapter shows per regime whether the rare-path-only "
-        "problems lost Pass@k before the path took over, and for how long it waited."),
+        "*The two stages in a language model.* A hypothesis, and how the regimes chapter tests "
+        "it. In the toy, the explored good action's updates against the explored bad one lower "
+        "the rare action's probability through the softmax's normaliser: that is the "
+        "exploitation stage, and it needs three actions at one decision. With two paths at the "
+        "first character, a group in which every sample took the direct path shares that "
+        "character, its advantages sum to zero, and under GRPO it leaves the path choice "
+        "unmoved at first order. The chapter's three-path arm puts a bad explored path (a "
+        "guess) at the same decision and sets it against a control without it, with the toy's "
+        "prediction registered before the runs: if the hypothesis holds, the rare path's "
+        "probability dips in the arm and not in the control; the verdict above says whether it "
+        "did, and the arm's own table says by how much and when."),
     ("case_study",): (
         "*The case study.* A corrected step is our counterpart of the paper's recurring error. "
         "A corrected sample is right, so GRPO pushes it up, but where the stepwise path's clean "

@@ -1,0 +1,66 @@
+"""The paper's scenario in the language model: three paths compete at one decision.
+
+Section 3.2's stage 1 needs three actions at one softmax: a1, explored and good (the direct
+path), a2, rare and better (the stepwise path), a3, explored and bad (the guess). GRPO
+sharpens a1 against a3, and while a2 is seldom sampled the shared normaliser pushes it down;
+once a3 is gone, a2 grows whenever it is sampled. The *arm* is a base refitted to such a start
+(``path_prior.Refit`` with a guess habit); its *control* is the same base without the guess
+(the same P(stepwise), the direct path holding the rest). Each run is measured by
+``stages.stages`` on the probed problems beyond the direct path (the rare-only problems), at the
+k where the arm's base sits mid-curve.
+
+The rules that decide the paper's claim (``verdict``), declared before the runs: stage 1, the
+relative fall of P(stepwise) on the rare-only problems (at the leave-one-out step), above
+``FALL_MARGIN`` (Student-t interval over seeds); the fall being the bad path's doing, the arm's
+fall above the control's by ``FALL_MARGIN`` (Welch); stage 2, mid-curve Pass@k on the
+rare-only problems at the run's end above the base's by ``RISE_MARGIN`` points in every seed
+(``stage2``). The claim replicates when all three do; it *cannot inform* where the arm's base
+does not set up the scenario (``stages.informs``).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics import stats
+from rlvr_dynamics.chapters.regimes.stages import SHRINK_MARGIN
+
+FALL_MARGIN = 0.2
+"""The relative fall of P(stepwise) on the rare-only problems that counts as stage 1: a fifth
+of the base's mass (the toy at the paper's Figure 1 start with G = 8 falls by about half under
+Adam; the exact probe of a first character carries no sampling noise)."""
+RISE_MARGIN = SHRINK_MARGIN
+"""Points of mid-curve Pass@k above the base that count as stage 2 (the book's large-k margin)."""
+
+
+def stage2(rise: np.ndarray) -> str:
+    """Stage 2 over seeds: every seed's rise above ``RISE_MARGIN`` replicates, every seed's
+    below ``-RISE_MARGIN`` is opposite, every seed's within the margin shows no effect, a mix
+    is inconclusive; fewer than two seeds, too few."""
+    rise = np.asarray(rise, dtype=float)
+    if len(rise) < 2:
+        return stats.FEW_SEEDS
+    for verdict_, holds in ((stats.REPLICATES, rise > RISE_MARGIN),
+                            (stats.OPPOSITE, rise < -RISE_MARGIN),
+                            (stats.NO_EFFECT, np.abs(rise) <= RISE_MARGIN)):
+        if holds.all():
+            return verdict_
+    return stats.UNDECIDED
+
+
+def verdict(arm: pd.DataFrame, control: pd.DataFrame, informative: bool = True
+            ) -> dict[str, Any]:
+    """The paper's two stages for one algorithm, from its runs in the arm and in the control
+    (``stages.stages``' rows: ``fall``, ``gain``): the three checks of the module docstring
+    and the verdict (``stats.CHECK_VERDICTS``): *cannot inform* where the arm's base does not
+    set up the scenario; *replicates* where all three checks replicate; else the verdict of
+    the first check that did not."""
+    fall = stats.one_sample(arm["fall"].to_numpy(), FALL_MARGIN)
+    specific = stats.two_sample(arm["fall"].to_numpy(), control["fall"].to_numpy(), FALL_MARGIN)
+    checks = {"stage 1": fall.verdict, "against the control": specific.verdict,
+              "stage 2": stage2(arm["gain"].to_numpy())}
+    overall = (stats.CANNOT_INFORM if not informative else
+               next((v for v in checks.values() if v != stats.REPLICATES), stats.REPLICATES))
+    return {"fall": fall, "against control": specific, "checks": checks, "verdict": overall}
