@@ -12,7 +12,7 @@ from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, nucleus
 from rlvr_dynamics.tasks.base import Problem
 from rlvr_dynamics.entropy import completion_token_entropy
-from rlvr_dynamics.tasks.sums import ALPHABET, SumTask, trace
+from rlvr_dynamics.tasks.sums import ALPHABET, GUESS, SumTask, problem_trace
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 TOK = char_tokenizer(ALPHABET)
@@ -202,12 +202,17 @@ def test_a_uniform_model_has_token_entropy_log_v_and_its_traces_add_up():
     with torch.no_grad():
         m.model.embed_tokens.weight.zero_()
     task = SumTask()
-    tree = exact.expand(m, TOK, PROBLEMS[0], task, max_tokens=3, tol=0, trace=trace)
+    tree = exact.expand(m, TOK, PROBLEMS[0], task, max_tokens=3, tol=0, trace=problem_trace)
     assert tree.entropy / tree.finished == pytest.approx(math.log(len(TOK)), abs=1e-12)
-    paths = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong")
-    starts_with_digit = 10 / len(TOK) * sum((2 / len(TOK)) ** j for j in range(3))
-    assert sum(tree.traces.get(k, 0) for k in paths[2:]) == pytest.approx(starts_with_digit)
+    paths = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong", "guess_right",
+             "guess_wrong")
+    finished = sum((2 / len(TOK)) ** j for j in range(3))  # a stop token within 3
+    # one first character each: '#' the direct path, GUESS the guess; no step fits in 3 tokens
+    assert tree.traces.get("guess_wrong", 0) + tree.traces.get("guess_right", 0) == \
+        pytest.approx(finished / len(TOK))
+    assert tree.traces.get("stepwise_right", 0) + tree.traces.get("stepwise_wrong", 0) == 0
     assert sum(tree.traces.get(k, 0) for k in paths) <= 1 + 1e-12
+    assert GUESS in ALPHABET
 
 
 def test_token_entropy_and_traces_match_brute_force(model):
@@ -228,14 +233,14 @@ def test_token_entropy_and_traces_match_brute_force(model):
     mass = np.array([math.prod(float(probs[s[:i]][t]) for i, t in enumerate(s)) for s in seqs])
     h = completion_token_entropy(model, [prompt] * len(seqs), [list(s) for s in seqs])
     texts = [TOK.decode([t for t in s if t != stop], skip_special_tokens=True) for s in seqs]
-    tree = exact.expand(model, TOK, problem, SumTask(), max_tokens=L, tol=0, trace=trace,
-                        batch_size=5)
+    tree = exact.expand(model, TOK, problem, SumTask(), max_tokens=L, tol=0,
+                        trace=problem_trace, batch_size=5)
     assert mass.sum() == pytest.approx(1.0) and tree.finished == pytest.approx(1.0)
     assert tree.entropy == pytest.approx(float(sum(m * e.mean() for m, e in zip(mass, h))),
                                          rel=1e-5)  # float32 teacher forcing against float64
     for key in ("stepwise_wrong", "direct_wrong"):
         assert tree.traces[key] == pytest.approx(
-            sum(m * trace("12", t)[key] for m, t in zip(mass, texts)), abs=1e-12)
+            sum(m * problem_trace(problem, t)[key] for m, t in zip(mass, texts)), abs=1e-12)
 
 
 def test_a_node_budget_leaves_certified_bounds_and_the_heaviest_completions_listed(model):

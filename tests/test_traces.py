@@ -36,6 +36,10 @@ def test_trace_by_hand():
     # a "correction" to a wrong value: corrected, but not right
     assert trace("24", "3+7=10!11;11+5=16;16+9=25;#25")["corrected_right"] == 0
     assert set(trace("24", "+3").values()) == {0.0}  # neither path
+    # given the problem's terms, steps that begin elsewhere are no stepwise path
+    assert trace("24", "3+7=10;10+5=15;15+9=24;#24", (3, 7, 5, 9))["stepwise_right"] == 1
+    assert set(trace("24", "2+7=9;9+5=14;#14", (3, 7, 5, 9)).values()) == {0.0}
+    assert trace("14", "2+7=9;9+5=14;#14")["stepwise_right"] == 1  # no terms: any step
 
 
 def test_traces_sum_to_path_counts():

@@ -188,7 +188,7 @@ def sampled_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
 def task_trace(task: Task) -> exact.Trace | None:
     """The per-completion statistics whose mass the exact estimator records (the sums
     task's paths, ``tasks.sums.trace``); None for other tasks."""
-    return sums.trace if isinstance(task, sums.SumTask) else None
+    return sums.problem_trace if isinstance(task, sums.SumTask) else None
 
 
 def exact_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],

@@ -60,8 +60,8 @@ from rlvr_dynamics.sampling import (SamplingParams, TransformersBackend, encode,
                                     stop_token_ids)
 from rlvr_dynamics.tasks.base import Problem, Task
 
-Trace = Callable[[str, str], dict[str, float]]
-"""(gold answer, completion text) -> per-completion indicators (``tasks.sums.trace``)."""
+Trace = Callable[[Problem, str], dict[str, float]]
+"""(problem, completion text) -> per-completion indicators (``tasks.sums.problem_trace``)."""
 
 
 @dataclass
@@ -279,7 +279,7 @@ def expand_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
         problem = problems[t]
         leaf = Leaf(ids, mass, entropy_sum, positions, text,
                     bool(task.verify(text, problem.answer)))
-        trees[t].add(leaf, task.extract(text), trace(problem.answer, text) if trace else {},
+        trees[t].add(leaf, task.extract(text), trace(problem, text) if trace else {},
                      keep)
 
     eps = [1.0] * len(trees)  # the heaviest prefixes first: eightfold steps down to tol
@@ -470,7 +470,7 @@ def stratified_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
                 answer = task.extract(text)
                 answers[answer] = answers.get(answer, 0.0) + w
                 entropy += w * h
-                for key, v in (trace(problem.answer, text) if trace else {}).items():
+                for key, v in (trace(problem, text) if trace else {}).items():
                     traces[key] = traces.get(key, 0.0) + w * v
             f_se = (correct + 0.5) / (m + 1)  # never 0 from a few samples
             p += F_s * correct / m

@@ -169,13 +169,15 @@ STEP = re.compile(r"\d+\+\d+=")
 """How a stepwise completion begins: its first step, ``a+b=``."""
 
 
-def path(completion: str) -> str:
-    """``"direct"`` (starts with ``#``), ``"stepwise"`` (starts with a step ``a+b=``),
-    ``"guess"`` (starts with ``GUESS``) or ``"other"`` (a bare number, say: a base taught to
-    guess can blurt one without its marker)."""
+def path(completion: str, terms: tuple[int, ...] | None = None) -> str:
+    """``"direct"`` (starts with ``#``), ``"stepwise"`` (starts with the problem's first step
+    ``a+b=``, a and b its first two ``terms``; without them, with any step), ``"guess"``
+    (starts with ``GUESS``) or ``"other"`` (a bare number, or steps that begin elsewhere than
+    the problem does: a base taught to guess blurts some digits without its marker)."""
     if completion.startswith("#"):
         return "direct"
-    if STEP.match(completion):
+    if (completion.startswith(f"{terms[0]}+{terms[1]}=") if terms and len(terms) > 1
+            else STEP.match(completion)):
         return "stepwise"
     if completion.startswith(GUESS):
         return "guess"
@@ -192,10 +194,11 @@ def corrections(completion: str) -> int:
     return completion.count("!")
 
 
-def path_counts(answer: str, completions: Sequence[str]) -> dict[str, int]:
-    """One problem's samples by path: how many took each path, how many of those were right,
-    and how many carried a corrected step (``!``)."""
-    kinds = [path(c) for c in completions]
+def path_counts(answer: str, completions: Sequence[str],
+                terms: tuple[int, ...] | None = None) -> dict[str, int]:
+    """One problem's samples by path (``path``, given its ``terms``): how many took each path,
+    how many of those were right, and how many carried a corrected step (``!``)."""
+    kinds = [path(c, terms) for c in completions]
     right = [extract(c) == answer for c in completions]
     return {"direct": kinds.count("direct"),
             "direct_right": sum(r for k, r in zip(kinds, right) if k == "direct"),
@@ -209,15 +212,24 @@ TRACES = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong", "g
 """The per-completion statistics of ``trace``."""
 
 
-def trace(answer: str, completion: str) -> dict[str, float]:
-    """One completion as 0/1 indicators: its path (direct, stepwise or guess; none for "other")
-    crossed with right or wrong, whether it holds a corrected step (``!``), and whether it is
-    right *and* holds one (an erroneous step that a correct answer carries along). Means over
-    rollouts are the LM's analogues of the toy's action probabilities (Section 3.2)."""
-    kind, right, bang = path(completion), extract(completion) == answer, corrections(completion) > 0
+def trace(answer: str, completion: str, terms: tuple[int, ...] | None = None
+          ) -> dict[str, float]:
+    """One completion as 0/1 indicators: its path (``path`` given the problem's ``terms``:
+    direct, stepwise or guess; none for "other") crossed with right or wrong, whether it holds
+    a corrected step (``!``), and whether it is right *and* holds one (an erroneous step that a
+    correct answer carries along). Means over rollouts are the LM's analogues of the toy's
+    action probabilities (Section 3.2)."""
+    kind, right = path(completion, terms), extract(completion) == answer
+    bang = corrections(completion) > 0
     return {**{f"{k}_{'right' if ok else 'wrong'}": float(kind == k and right == ok)
                for k in ("direct", "stepwise", "guess") for ok in (True, False)},
             "corrected": float(bang), "corrected_right": float(bang and right)}
+
+
+def problem_trace(problem: Problem, completion: str) -> dict[str, float]:
+    """``trace`` of one of this task's problems (its answer and terms): the ``exact.Trace``
+    of the sums task."""
+    return trace(problem.answer, completion, problem.meta.get("terms"))
 
 
 # --- the pretraining author ---------------------------------------------------------------

@@ -56,13 +56,15 @@ def trace_functions(task: Task, author: sums.Author | None = None) -> list[Calla
     if not isinstance(task, SumTask):
         return []
 
+    def terms(prompt: Any) -> tuple[int, ...]:
+        return sums.terms_of(re.search(r"[\d+]+=$", _text(prompt)).group())
+
     def hard(prompt: Any) -> bool:
-        terms = sums.terms_of(re.search(r"[\d+]+=$", prompt).group())
-        return sums.direct_success(terms, author) == 0.0
+        return sums.direct_success(terms(prompt), author) == 0.0
 
     def statistic(name: str, only_hard: bool) -> Callable[..., list]:
         def fn(prompts: list[Any], completions: list[Any], answer: list[str], **_: Any) -> list:
-            return [sums.trace(a, _text(c))[name] if not only_hard or hard(p) else None
+            return [sums.trace(a, _text(c), terms(p))[name] if not only_hard or hard(p) else None
                     for p, c, a in zip(prompts, completions, answer)]
         fn.__name__ = f"trace_{'hard_' if only_hard else ''}{name}"
         return fn

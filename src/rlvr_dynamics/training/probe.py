@@ -67,7 +67,7 @@ def measure(model, tokenizer, problems: dict[str, list[Problem]], task: sums.Sum
                 est = exact.stratified_all(model, tokenizer, chosen, task, n=BELOW, seed=seed,
                                            temperature=temperature, top_p=top_p,
                                            max_tokens=max_tokens, tol=TOL, max_nodes=MAX_NODES,
-                                           trace=sums.trace)
+                                           trace=sums.problem_trace)
                 rec = {"p": [e.p for e in est], "se": [e.se for e in est],
                        "answer_entropy": [e.answer_entropy() for e in est],
                        "token_entropy": [e.token_entropy for e in est]}

@@ -97,7 +97,7 @@ def sample_paths(model, tokenizer, task: SumTask, problems, author: Author, sett
         rows.append({"id": p.id, "m": len(p.meta["terms"]), "units": sum(p.meta["carries"]),
                      "direct_possible": direct_success(p.meta["terms"], author) > 0,
                      "n": len(g), "c": int(g["correct"].sum()),
-                     **path_counts(p.answer, list(g["text"])),
+                     **path_counts(p.answer, list(g["text"]), p.meta["terms"]),
                      "answer_entropy": answer_entropy(answers), "distinct": len(set(answers))})
     return recs, pd.DataFrame(rows)
 
