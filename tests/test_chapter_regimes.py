@@ -495,3 +495,15 @@ def test_the_scenario_in_words_follows_its_numbers():
     assert table.loc[("control", "GRPO"), "Adam: dip as the LM's"] == "no"
     shown = sentences.prediction_table(registered)
     assert shown.loc[("arm", "SGD, GRPO"), "dip of π(a2)"] == "-60 %"
+
+
+def test_the_intro_says_whether_the_runs_can_say_never():
+    pred = {"GRPO": {"toy expansion": 100.0}, "GRPO-N": {"toy expansion": np.inf}}
+    registered = {"arm": {"predictions": {"Adam": pred}}}
+    ks = {"arm": 40, "control": 12}
+    text = sentences.scenario_intro({"arm": "control"}, ks, registered, 450)
+    assert "read at k = 40" in text and "mid-curve k is 12" in text
+    assert "4.5 times the toy's crossover under Adam for GRPO (100)." in text
+    short = sentences.scenario_intro({"arm": "control"}, ks, registered, 250)
+    assert "2.5 times" in short and "not to say never" in short
+    assert "runs no arm" in sentences.scenario_intro({}, ks, registered, 450)

@@ -111,7 +111,7 @@ class Params(NeedsParams):
     controls: dict[str, str] = {"three paths": "two paths"}
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
     seeds: ListOf(Int(0)) = [0, 1, 2]
-    steps: Int(1) = 450
+    steps: Int(1) = 120
     stop_after_crossover: Int(0) | None = 20
     probe_every: Int(1) = 20
     probe_early_every: Int(0) = 5

@@ -214,15 +214,28 @@ def registration_text(checks: dict[str, dict[str, bool]]) -> str:
     return " ".join(lines)
 
 
-def scenario_intro(controls: dict[str, str], ks: dict[str, int]) -> str:
-    """Which arm is set against which control, and the mid-curve k each is read at."""
+def scenario_intro(controls: dict[str, str], ks: dict[str, int],
+                   registered: dict[str, dict[str, Any]], steps: int) -> str:
+    """Which arm is set against which control, the mid-curve k each is read at, and how the
+    runs' length compares with the toy's registered crossover (at least 3 times it can say
+    "never"; less, only "not within the run")."""
     if not controls:
         return ("This profile runs no arm of the paper's scenario (`controls` is empty); the "
                 "default profile does: `make reproduce`.")
-    return " ".join(f"The arm *{arm}* against its control *{control}*, read at k = "
-                    f"{ks[arm]} (where the arm's base sits closest to 50 % Pass@k on the "
-                    f"rare-path-only problems; the control's own mid-curve k is {ks[control]})."
-                    for arm, control in controls.items())
+    out = []
+    for arm, control in controls.items():
+        t = {label: p["toy expansion"] for label, p in registered[arm]["predictions"]["Adam"].items()}
+        ratio = {label: steps / x for label, x in t.items() if np.isfinite(x) and x > 0}
+        length = ", ".join(f"{r:.1f} times the toy's crossover under Adam for {label} "
+                           f"({t[label]:.0f})" for label, r in ratio.items())
+        enough = all(r >= 3 for r in ratio.values())
+        out.append(f"The arm *{arm}* against its control *{control}*, read at k = {ks[arm]} "
+                   f"(where the arm's base sits closest to 50 % Pass@k on the rare-path-only "
+                   f"problems; the control's own mid-curve k is {ks[control]}). Its runs last "
+                   f"at most {steps} steps: {length}"
+                   + ("." if enough else "; a run that has not crossed over by then has not "
+                      "crossed within the run, which is not to say never."))
+    return " ".join(out)
 
 
 def scenario_title(setting: str) -> str:
