@@ -495,6 +495,9 @@ def test_the_scenario_in_words_follows_its_numbers():
     assert table.loc[("control", "GRPO"), "Adam: dip as the LM's"] == "no"
     shown = sentences.prediction_table(registered)
     assert shown.loc[("arm", "SGD, GRPO"), "dip of π(a2)"] == "-60 %"
+    inputs = sentences.prediction_inputs(registered)
+    assert inputs.loc["arm", "π0 (direct / stepwise / guess)"] == "0.5 / 0.05 / 0.45"
+    assert inputs.loc["arm", "registered (UTC)"] == "2026-12-05T08:00:00"
 
 
 def test_the_intro_says_whether_the_runs_can_say_never():

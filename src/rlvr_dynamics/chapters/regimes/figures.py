@@ -82,9 +82,11 @@ def plot_scenario(long: pd.DataFrame, hard: np.ndarray, controls: dict[str, str]
                 rel = (mass / mass.iloc[0]).stack().rename("relative").reset_index()
                 _band(ax, rel, "relative", color=COLORS.get(algo), ls=ls, label=regime)
         ax.axhline(1, color="0.6", lw=0.8)
-        ax.axhspan(0, 1 - FALL_MARGIN, color="0.93", lw=0)
+        ax.axhspan(1e-3, 1 - FALL_MARGIN, color="0.93", lw=0)
+        ax.set_yscale("log")  # a fall and a hundredfold rise on one axis
         ax.set(title=f"{algo}: P(stepwise) on the rare-path-only problems",
-               xlabel="training step", ylabel="relative to the base", ylim=(0, None))
+               xlabel="training step", ylabel="relative to the base (log scale)",
+               ylim=(0.1, None))
         ax.title.set_fontsize(9)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)

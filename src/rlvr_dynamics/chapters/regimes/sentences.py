@@ -172,27 +172,34 @@ def _time(t: float) -> str:
     return "never" if np.isinf(t) else "outside the toy" if np.isnan(t) else f"{t:.0f}"
 
 
+def prediction_inputs(registered: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """The toy's inputs as each regime's base gave them (``prediction.register``, regime ->
+    record): π0 of the three paths, the rewards r, G, and when the record was written."""
+    return pd.DataFrame([{"regime": regime,
+                          "π0 (direct / stepwise / guess)":
+                              " / ".join(f"{x:.3g}" for x in rec["inputs"]["pi0"]),
+                          "r (direct / stepwise / guess)":
+                              " / ".join(f"{x:.2f}" for x in rec["inputs"]["r"]),
+                          "G": rec["inputs"]["G"],
+                          "registered (UTC)": rec["registered"].replace("+00:00", "")}
+                         for regime, rec in registered.items()]).set_index("regime")
+
+
 def prediction_table(registered: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """The registered predictions (``prediction.register``, regime -> record), one row per
-    regime, optimizer and update: the toy's inputs read from the base (π0 of the three paths,
-    the rewards r, G), the depth and step of the dip of its mean π(a2), its median time to
-    crossover and the share of toy seeds that crossed, and when it was registered."""
+    """The registered predictions, one row per regime, optimizer and update: the depth and
+    step of the dip of the toy's mean π(a2), its median time to crossover and the share of toy
+    seeds that crossed (the inputs: ``prediction_inputs``)."""
     rows = []
     for regime, rec in registered.items():
-        pi0, r = rec["inputs"]["pi0"], rec["inputs"]["r"]
         for opt, by_label in rec["predictions"].items():
             if opt == OWN:
                 continue
             for label, p in by_label.items():
                 rows.append({"regime": regime, "toy": f"{opt}, {label}",
-                             "π0 (direct / stepwise / guess)": " / ".join(f"{x:.3g}" for x in pi0),
-                             "r (direct / stepwise / guess)": " / ".join(f"{x:.2f}" for x in r),
-                             "G": rec["inputs"]["G"],
                              "dip of π(a2)": f"{100 * p['toy dip']:+.0f} %",
                              "at step": _time(p["toy dip step"]),
                              "crossover (median)": _time(p["toy expansion"]),
-                             "seeds crossed": f"{100 * p['toy expanded']:.0f} %",
-                             "registered (UTC)": rec["registered"].replace("+00:00", "")})
+                             "seeds crossed": f"{100 * p['toy expanded']:.0f} %"})
     return pd.DataFrame(rows).set_index(["regime", "toy"])
 
 
