@@ -167,13 +167,14 @@ def test_sampled_tallies_match_counts_by_hand(tiny, tmp_path, capsys):
         for p, row in zip(splits[s], table.to_dict("records")):
             texts = list(recs.loc[recs["problem"] == p.id, "text"])
             assert row["n"] == len(texts) == 12
-            kinds |= {path(t) for t in texts}
+            terms = p.meta["terms"]  # the stepwise path begins with the problem's first step
+            kinds |= {path(t, terms) for t in texts}
             right = [extract(t) == p.answer for t in texts]
             assert row["c"] == sum(right)
-            assert row["direct"] == sum(path(t) == "direct" for t in texts)
-            assert row["stepwise"] == sum(path(t) == "stepwise" for t in texts)
+            assert row["direct"] == sum(path(t, terms) == "direct" for t in texts)
+            assert row["stepwise"] == sum(path(t, terms) == "stepwise" for t in texts)
             assert row["direct_right"] == sum(r for t, r in zip(texts, right)
-                                              if path(t) == "direct")
+                                              if path(t, terms) == "direct")
             assert row["corrected"] == sum("!" in t for t in texts)
             assert row["direct_possible"] == (sum(p.meta["terms"]) < 30)
             answers = [extract(t) for t in texts]

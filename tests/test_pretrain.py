@@ -99,8 +99,10 @@ def test_author_match_recomputed_by_hand(tok_model):
     p_direct = pt.first_char_probabilities(model, tok, ["1+2="])[0]
     lp_direct, lp_step = pt.sequence_logprobs(model, tok, [("1+2=", "#3"), ("1+2=", "1+2=3;#3")])
     assert m["direct_right"][1] == pytest.approx(np.exp(lp_direct) / p_direct, rel=1e-5)
-    assert m["clean_stepwise"][1] == pytest.approx(np.exp(lp_step) / (1 - p_direct), rel=1e-5)
-    assert m["stepwise"][1] == pytest.approx(1 - p_direct)
+    # the stepwise path's first character is the problem's first digit (not all but '#')
+    p_first = pt.first_char_probabilities(model, tok, ["1+2="], chars=["1"])[0]
+    assert m["clean_stepwise"][1] == pytest.approx(np.exp(lp_step) / p_first, rel=1e-5)
+    assert m["stepwise"][1] == pytest.approx(p_first) and p_first < 1 - p_direct
     # only one direct answer is possible for 1+2: the TV is the mass on everything else
     assert m["direct_tv"][1] == pytest.approx(1 - m["direct_right"][1], rel=1e-5)
     assert list(direct_distribution((1, 2), Author())) == ["3"]
