@@ -269,7 +269,8 @@ def scenario_text(table: pd.DataFrame, scenario: dict[tuple[str, str], dict],
         out.append(
             f"*{arm}*, {algo}: the toy predicted a fall of π(a2) by {predicted}; the LM's "
             f"P(stepwise) on the rare-path-only problems fell by "
-            f"{v['fall'].text('{:.2f}')} (relative; the control: {c['fall'].mean():.2f}), "
+            f"{v['fall'].text('{:.2f}')} (relative; a negative fall is a rise; the control: "
+            f"{c['fall'].mean():.2f}), "
             f"crossed over in {crossed} of {len(g)} seeds, and mid-curve Pass@"
             f"{int(g['k'].iloc[0])} gained {g['gain'].mean():+.1f} points (path choice "
             f"{g['path choice'].mean():+.1f}, reliability {g['reliability'].mean():+.1f}, the "
@@ -284,15 +285,15 @@ def _mean_range(x: pd.Series, fmt: str) -> str:
 
 def scenario_table(table: pd.DataFrame, controls: dict[str, str]) -> pd.DataFrame:
     """The arms and their controls, per algorithm (``table``: ``stages.stages``' rows): the
-    mid-curve k, the fall of P(stepwise) on the rare-path-only problems and the steps it was
-    read at, the crossover per seed, mid-curve Pass@k at the start and the end, and the gain
+    mid-curve k, the change of P(stepwise) on the rare-path-only problems (minus the fall) and
+    the steps it was read at, the crossover per seed, mid-curve Pass@k at the start and the end, and the gain
     split into path choice, reliability and the rest (means over seeds, range)."""
     names = [n for pair in controls.items() for n in pair]
     rows = []
     for (regime, algo), g in table[table["regime"].isin(names)].groupby(
             ["regime", "algorithm"], sort=False):
         rows.append({"regime": regime, "algorithm": algo, "k (mid-curve)": int(g["k"].iloc[0]),
-                     "fall of P(stepwise)": _mean_range(100 * g["fall"], "{:+.0f} %"),
+                     "change of P(stepwise)": _mean_range(-100 * g["fall"], "{:+.0f} %"),
                      "read at step": ", ".join(_time(t) for t in g["fall step"]),
                      "crossover": ", ".join(_time(t) for t in g["crossover"]),
                      "last step": ", ".join(_time(t) for t in g["last step"]),
@@ -334,9 +335,10 @@ def scenario_verdict_table(verdicts: dict[tuple[str, str], dict]) -> pd.DataFram
 
 def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]],
                        controls: dict[str, str]) -> pd.DataFrame:
-    """Per regime of the scenario and algorithm: the toy's registered dip and crossover under
-    Adam and SGD beside the LM's (mean fall of P(stepwise), median crossover), and whether the
-    LM's dip is where each toy puts it (a dip beyond ``FALL_MARGIN`` or none)."""
+    """Per regime of the scenario and algorithm: the toy's registered change of π(a2) at its
+    lowest point and its crossover under Adam and SGD beside the LM's (the mean change of
+    P(stepwise) at the leave-one-out step, the median crossover), and whether the LM's dip is
+    where each toy puts it (a fall beyond ``FALL_MARGIN`` or none)."""
     names = [n for pair in controls.items() for n in pair]
     rows = []
     for (regime, algo), g in table[table["regime"].isin(names)].groupby(
@@ -344,14 +346,14 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
         update = "GRPO-N" if algo.endswith("-N") else "GRPO"
         lm_dip = float(g["fall"].mean()) > FALL_MARGIN
         row = {"regime": regime, "algorithm": algo,
-               "LM: fall of P(stepwise)": f"{100 * g['fall'].mean():+.0f} %",
+               "LM: change of P(stepwise)": f"{-100 * g['fall'].mean():+.0f} %",
                "LM: crossover (median)": _time(float(np.median(g["crossover"])))}
         for opt, by_label in registered[regime]["predictions"].items():
             if opt == OWN:
                 continue
             p = by_label[update]
             toy_dip = -p["toy dip"] > FALL_MARGIN
-            row[f"{opt}: dip"] = f"{100 * -p['toy dip']:+.0f} %"
+            row[f"{opt}: change of π(a2)"] = f"{100 * p['toy dip']:+.0f} %"
             row[f"{opt}: crossover"] = _time(p["toy expansion"])
             row[f"{opt}: dip as the LM's"] = "yes" if toy_dip == lm_dip else "no"
         rows.append(row)
