@@ -120,7 +120,6 @@ def two_sample(a, b, margin: float, kind: str = SUPERIORITY,
     return Effect(d, float(st.t.ppf(0.5 + confidence / 2, df) * se), float(df), margin, kind)
 
 
-
 def leave_one_out(curves: pd.DataFrame) -> pd.DataFrame:
     """``curves``: a frame with one column per seed and one row per step (the steps
     every seed has, the start first). Per seed: the step after the start at which the mean of

@@ -48,9 +48,9 @@ from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN, RISE_MARGIN, st
 from rlvr_dynamics.chapters.regimes.stages import (BOUNDS, ENTROPY_MARGIN, SHRINK_MARGIN,
                                                    base_rows, decompose, entropy_above,
                                                    final_entropy, informs, keeps_boundary,
-                                                   mid_curve, stage_check, stage_effects, stages,
-                                                   stalled, summary, time_to_crossover,
-                                                   two_stages)
+                                                   mid_curve, relative_stepwise, stage_check,
+                                                   stage_effects, stages, stalled, summary,
+                                                   time_to_crossover, two_stages)
 from rlvr_dynamics.chapters.regimes.tables import (hard_problems, measured, per_run, probes,
                                                    train_share, with_passk)
 from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, order_agreement,

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics.chapters.regimes import FALL_MARGIN, SHRINK_MARGIN
+from rlvr_dynamics.chapters.regimes import FALL_MARGIN, SHRINK_MARGIN, relative_stepwise
 from rlvr_dynamics.chapters.reproduction.figures import PATH_STYLE
 from rlvr_dynamics.chapters.style import COLORS, number
 
@@ -70,16 +70,13 @@ def plot_scenario(long: pd.DataFrame, hard: np.ndarray, controls: dict[str, str]
     its control (dashed); mean over seeds, band min to max; the fall that counts as stage 1
     shaded."""
     part = long[(long["setting"] == "full") & (long["split"] == split)]
-    part = part[hard[part["problem"].to_numpy()]]
     algos = list(dict.fromkeys(part["algorithm"]))
     fig, axes = plt.subplots(1, len(algos), figsize=(4.2 * len(algos), 3.3), squeeze=False)
     for ax, algo in zip(axes[0], algos):
         for arm, control in controls.items():
             for regime, ls in ((arm, "-"), (control, "--")):
                 g = part[(part["regime"] == regime) & (part["algorithm"] == algo)]
-                mass = (g["stepwise_right"] + g["stepwise_wrong"]).groupby(
-                    [g["step"], g["seed"]]).mean().unstack("seed")
-                rel = (mass / mass.iloc[0]).stack().rename("relative").reset_index()
+                rel = relative_stepwise(g, hard).stack().rename("relative").reset_index()
                 _band(ax, rel, "relative", color=COLORS.get(algo), ls=ls, label=regime)
         ax.axhline(1, color="0.6", lw=0.8)
         ax.axhspan(1e-3, 1 - FALL_MARGIN, color="0.93", lw=0)

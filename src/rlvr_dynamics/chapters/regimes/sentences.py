@@ -36,8 +36,7 @@ def settings(P: Any, T: Any, hard: dict[str, np.ndarray]) -> str:
 def _steps(t: Sequence[float]) -> str:
     """Times to crossover in words: "never" within the run, "outside the toy" where the toy
     has no prediction (NaN: a regime outside its scenario)."""
-    return ", ".join("never" if np.isinf(x) else "outside the toy" if np.isnan(x) else f"{x:g}"
-                     for x in t)
+    return ", ".join(_time(x) for x in t)
 
 
 def disagreement(first: str, second: str, tie: bool) -> str:
@@ -169,7 +168,8 @@ def regime_verdicts(table: pd.DataFrame, entropy: pd.DataFrame,
 # --- the paper's scenario: the registered predictions, the arm against its control -------------
 
 def _time(t: float) -> str:
-    return "never" if np.isinf(t) else "outside the toy" if np.isnan(t) else f"{t:.0f}"
+    """One time to crossover in words (``_steps``)."""
+    return "never" if np.isinf(t) else "outside the toy" if np.isnan(t) else f"{t:g}"
 
 
 def prediction_inputs(registered: dict[str, dict[str, Any]]) -> pd.DataFrame:
@@ -375,7 +375,8 @@ def claim_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],
                  f"bad path), then mid-curve Pass@k ends above the base", v["verdict"])
         (checks if algo == "GRPO" else also).append(check)
         g = table[(table["regime"] == arm) & (table["algorithm"] == algo)]
-        ours.append(f"{arm}, {algo}: P(stepwise) falls {100 * g['fall'].mean():+.0f} %, "
+        ours.append(f"{arm}, {algo}: P(stepwise) changes {-100 * g['fall'].mean():+.0f} % "
+                    f"at its lowest, "
                     f"mid-curve Pass@{int(g['k'].iloc[0])} gains {g['gain'].mean():+.1f} points")
     in_scenario = {n for pair in controls.items() for n in pair}
     for regime, g in table.groupby("regime", sort=False):

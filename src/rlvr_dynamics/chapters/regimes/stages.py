@@ -12,6 +12,7 @@ import pandas as pd
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.reproduction.claims import ANSWER_ENTROPY_MARGIN, PASSK_MARGIN
+from rlvr_dynamics.chapters.regimes.tables import with_passk
 from rlvr_dynamics.passk import from_probability, mid_curve_k
 
 SHRINK_MARGIN = PASSK_MARGIN
@@ -82,6 +83,15 @@ def informs(base: pd.DataFrame, hard: np.ndarray, k: int) -> tuple[bool, str]:
     return True, ""
 
 
+def relative_stepwise(part: pd.DataFrame, hard: np.ndarray) -> pd.DataFrame:
+    """One regime's and algorithm's rows of a split (``tables.with_passk``'s): P(stepwise) on
+    its rare-only problems (``hard``), the mean per step (rows) and seed (columns), relative to
+    the start."""
+    rare = part[hard[part["problem"].to_numpy()]]
+    mass = rare["stepwise"].groupby([rare["step"], rare["seed"]]).mean().unstack("seed")
+    return mass / mass.iloc[0]
+
+
 def decompose(start: pd.DataFrame, end: pd.DataFrame, k: int) -> dict[str, float]:
     """Mean Pass@k change (points) over problems (``start``, ``end``: the same problems, one
     row each, the probe's values) split exactly into the path choice s = P(stepwise), the
@@ -125,15 +135,11 @@ def stages(long: pd.DataFrame, hard: dict[str, np.ndarray], ks: dict[str, int],
     rows = []
     for (regime, algorithm), g in part.groupby(["regime", "algorithm"], sort=False):
         k = ks[regime]
-        rare = g[hard[split][g["problem"].to_numpy()]].copy()
-        p = rare["p"].clip(0, 1)
-        rare["passk"] = 100 * from_probability(p, k)
-        lo, hi = (p - rare["se"]).clip(0, 1), (p + rare["se"]).clip(0, 1)
-        rare["var"] = (50 * ((1 - lo) ** k - (1 - hi) ** k)) ** 2
-        rare["mass"] = rare["stepwise_right"] + rare["stepwise_wrong"]
-        curves = rare.groupby(["step", "seed"])[["mass", "passk"]].mean()
-        mass, passk = curves["mass"].unstack("seed"), curves["passk"].unstack("seed")
-        fall, depth = stats.leave_one_out(mass / mass.iloc[0]), stats.leave_one_out(passk)
+        rare = with_passk(g[hard[split][g["problem"].to_numpy()]], [k])
+        rare = rare.rename(columns={f"pass@{k}": "passk", f"var@{k}": "var"})
+        passk = rare.groupby(["step", "seed"])["passk"].mean().unstack("seed")
+        fall = stats.leave_one_out(relative_stepwise(g, hard[split]))
+        depth = stats.leave_one_out(passk)
         for seed, run in g.groupby("seed"):
             own = rare[rare["seed"] == seed]
             steps = sorted(own["step"].unique())
