@@ -90,13 +90,14 @@ def test_a_sampled_probe_needs_its_samples():
 
 def test_the_claims_are_checked_on_every_training_level(monkeypatch):
     """Each training level's checks decide a claim together; the harder level's claim once."""
-    def per_level(passk, entropy, bangs, settings, headline, test, ood, case, last):
+    def per_level(passk, mid, entropy, bangs, settings, headline, test, ood, case, last):
         return [{"claim": "large_k", "ours": f"{test} ours", "checks": [("d", f"v {test}")],
                  "also": [("a", f"w {test}")]},
                 {"claim": "ood", "ours": f"{ood} ours", "checks": [("o", "x")], "also": []}]
     monkeypatch.setattr(sentences.rp_sentences, "claim_rows", per_level)
     monkeypatch.setattr(sentences.rp, "passk_long", lambda recs, ks: None)
     monkeypatch.setattr(sentences.rp, "entropy_long", lambda recs: None)
+    monkeypatch.setattr(sentences.rp, "mid_curve", lambda recs, ks: None)
     monkeypatch.setattr(sentences.tr_sentences, "verdict_rows", lambda dynamics: [])
     P = params("cpu-smollm2")
     rows = sentences.claim_rows(chapter.Results("cpu-smollm2", P, None, {}, {}), 16)

@@ -71,3 +71,23 @@ def test_the_verdict_table_has_one_row_per_claim_and_its_verdict_in_the_open(rec
     assert "(t profile)" in html
     assert "&#39;" in html or "'" not in "".join(table["claim"])  # text escaped
     assert f"color: {figures.VERDICT_COLORS['partly']}" in html
+
+
+def test_another_profiles_verdicts_are_shown_apart_or_how_to_make_them(recorded, monkeypatch):
+    """The real model's verdicts (its own profile) are shown beside this build's when they
+    were recorded with this code; otherwise the page says how to make them; an unknown profile
+    is refused by name."""
+    from rlvr_dynamics import store
+    monkeypatch.setattr(chapter.profiles, "available_profiles", lambda: ["t", "cpu", "other"])
+    P = chapter.Params(profile="cpu", beside=["t", "other", "cpu"])
+    shown = chapter.beside(P)
+    assert list(shown) == ["t", "other"]  # the build's own profile is not shown twice
+    assert sorted(shown["t"].index) == ["competitive", "large_k"]
+    assert "2 claims" in sentences.beside_text("t", shown["t"])
+    assert shown["other"].empty
+    assert "make reproduce PROFILE=other" in sentences.beside_text("other", shown["other"])
+    done = store.results_dir("t", "verdicts") / "training" / "done.json"
+    store.write_json(done, {**store.read_json(done), "code": "older"})  # made by other code
+    assert list(chapter.beside(P)["t"].index) == ["large_k"]
+    with pytest.raises(Exception, match="beside has 'nope'"):
+        chapter.Params(beside=["nope"])

@@ -67,9 +67,12 @@ def test_the_boundary_from_probabilities_is_the_expected_count():
 
 
 def test_case_study_readings_from_probabilities():
-    r = exact_recs({"a": 0.5, "b": 0.25}, {"corrected": 0.1, "corrected_right": 0.05})
+    r = exact_recs({"a": 0.5, "b": 0.25}, {"corrected": 0.1, "corrected_right": 0.05,
+                                           "direct_right": 0.2})
+    # the correct step-by-step mass: p less the direct path's right mass, 0.3 + 0.05
     assert rp.bang_share(r) == {"with !": pytest.approx(0.1),
-                                "with !, of the correct": pytest.approx(0.1 / 0.75)}
+                                "with !, of the correct": pytest.approx(0.1 / 0.75),
+                                rp.STEPWISE_SHARE: pytest.approx(0.1 / 0.35)}
     top = rp.samples_of(r, "a", 1)
     assert list(top.columns) == ["text", "probability", "correct"] and len(top) == 1
 
@@ -85,9 +88,13 @@ def test_windowed_means_skip_unmeasured_steps():
 
 
 def test_bang_share_counts_corrected_steps_among_correct_samples():
-    r = pd.DataFrame({"text": ["1+2=3;#3", "1+2=4!3;#3", "#5", "1+2=4!3;#9"],
-                      "correct": [True, True, False, False]})
-    assert rp.bang_share(r) == {"with !": 0.5, "with !, of the correct": 0.5}
+    r = pd.DataFrame({"text": ["1+2=3;#3", "1+2=4!3;#3", "#5", "1+2=4!3;#9", "#3", "=#3"],
+                      "correct": [True, True, False, False, True, True]})
+    assert rp.bang_share(r) == {"with !": pytest.approx(2 / 6),
+                                "with !, of the correct": pytest.approx(1 / 4),
+                                rp.STEPWISE_SHARE: pytest.approx(1 / 2)}
+    no_steps = rp.bang_share(r[r["text"].str.startswith("#")])
+    assert np.isnan(no_steps[rp.STEPWISE_SHARE])
 
 
 def test_combine_checks_into_a_verdict():
@@ -137,38 +144,105 @@ def long_table(values: dict[str, list[float]], k: int, **cols) -> pd.DataFrame:
                          for m, vs in values.items() for s, v in enumerate(vs)])
 
 
-def test_claim_checks_follow_the_seeds():
-    """Each claim's checks under both settings: the verdicts come from the headline setting,
-    the other setting's are kept beside them; every outcome is reachable."""
-    clear = {"Base": [50.0, 50.2], "GRPO": [60.0, 61.0, 59.0], "GRPO-N": [70.0, 71.0, 69.0],
-             "GSPO": [60.0, 61.0, 59.0], "GSPO-N": [49.0, 70.0, 30.0]}
-    flat = {m: [100.0] * len(v) for m, v in clear.items()}  # every model saturated
+CLEAR = {"Base": [50.0, 50.2], "GRPO": [60.0, 61.0, 59.0], "GRPO-N": [70.0, 71.0, 69.0],
+         "GSPO": [60.0, 61.0, 59.0], "GSPO-N": [49.0, 70.0, 30.0]}
+FLAT = {m: [100.0] * len(v) for m, v in CLEAR.items()}  # every model saturated
+
+
+def claim_inputs(full: dict[str, list[float]] = FLAT, bang: dict[str, list[float]] | None = None):
+    """Long tables of two settings: "paper" reads ``CLEAR``, "full" reads ``full``; Pass@k at
+    k = 1 and 8 and at a mid-curve k of 32; answer entropy; the case study's shares."""
     passk = pd.concat([long_table(values, k, benchmark=b, setting=setting)
-                       for setting, values in (("paper", clear), ("full", flat))
+                       for setting, values in (("paper", CLEAR), ("full", full))
                        for k in (1, 8) for b in ("t", "o")])
+    mid = pd.concat([long_table(values, 32, benchmark=b, setting=setting)
+                     for setting, values in (("paper", CLEAR), ("full", full)) for b in ("t", "o")])
     entropy = pd.concat([long_table(values, 1, benchmark="t", setting=setting)
-                         for setting, values in (("paper", clear), ("full", flat))]).rename(
+                         for setting, values in (("paper", CLEAR), ("full", full))]).rename(
         columns={"pass@k": "answer entropy"})
-    bangs = long_table({"GRPO": [0.2, 0.21, 0.22], "GRPO-N": [0.0, 0.01, 0.0]}, 1,
+    bangs = long_table(bang or {"GRPO": [0.2, 0.21, 0.22], "GRPO-N": [0.0, 0.01, 0.0]}, 1,
                        benchmark="t", setting="full").rename(
-        columns={"pass@k": "with !, of the correct"})
-    rows = {r["claim"]: r for r in sentences.claim_rows(passk, entropy, bangs, ["paper", "full"],
-                                                        "paper", "t", "o", "full", 8)}
-    R, O, N, U = stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT, stats.UNDECIDED
-    assert [v for _, v in rows["pass1_gain"]["checks"]] == [R, R, R, U]
-    assert [v for _, v in rows["large_k"]["checks"]] == [R, U, R]
-    assert [v for _, v in rows["ood"]["checks"]] == [R, O]
-    assert [v for _, v in rows["case_study"]["checks"]] == [R]
-    assert "Pass@8" in rows["large_k"]["ours"] and "[paper]" in rows["large_k"]["checks"][0][0]
+        columns={"pass@k": rp.STEPWISE_SHARE})
+    return passk, mid, entropy, bangs
+
+
+def rows_of(headline: str, support=None, **kw) -> dict[str, dict]:
+    passk, mid, entropy, bangs = claim_inputs(**kw)
+    return {r["claim"]: r for r in sentences.claim_rows(passk, mid, entropy, bangs,
+                                                        ["paper", "full"], headline, "t", "o",
+                                                        "full", 8, support)}
+
+
+def verdicts_of(row: dict, key: str = "checks") -> list[str]:
+    return [v for _, v in row[key]]
+
+
+def test_claim_checks_follow_the_seeds():
+    """Each claim's checks under both settings: the verdicts come from the headline setting
+    at the base's mid-curve k, the paper's k and the other setting's are kept beside them;
+    every outcome is reachable."""
+    rows = rows_of("paper")
+    R, O, N, U, C = (stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT, stats.UNDECIDED,
+                     stats.CANNOT_INFORM)
+    assert verdicts_of(rows["pass1_gain"]) == [R, R, R, U]
+    # GRPO-N and GSPO-N hold the base; GRPO does not stay at or below it; GRPO-N above GRPO
+    assert verdicts_of(rows["large_k"]) == [R, U, O, R]
+    assert verdicts_of(rows["ood"]) == [R, O]
+    assert verdicts_of(rows["case_study"]) == [R]
+    assert "Pass@32 (the base's mid-curve k)" in rows["large_k"]["ours"]
     assert rows["large_k"]["checks"][0][0].startswith("GRPO-N - Base = +")
     assert "(> -2?) [paper]" in rows["large_k"]["checks"][0][0]  # holding the base: > -margin
-    assert "(> +2?) [paper]" in rows["large_k"]["checks"][2][0]  # beating GRPO: > +margin
-    # under the saturated setting: gains are opposite (none, below the margin: no effect)
-    assert [v for _, v in rows["large_k"]["also"]] == [R, R, N]
-    other = {r["claim"]: r for r in sentences.claim_rows(passk, entropy, bangs, ["paper", "full"],
-                                                         "full", "t", "o", "full", 8)}
-    assert [v for _, v in other["large_k"]["checks"]] == [R, R, N]
-    assert [v for _, v in other["pass1_gain"]["checks"]] == [N, N, N, N]
+    assert "(> +2?) [paper]" in rows["large_k"]["checks"][3][0]  # beating GRPO: > +margin
+    # beside: the paper's k under the headline, then the saturated setting, where every check
+    # against the base and between two saturated models cannot inform
+    also = rows["large_k"]["also"]
+    assert [w.rsplit("[", 1)[1] for w, _ in also[:4]] == ["paper, k = 8]"] * 4
+    assert [v for _, v in also[4:]] == [C] * 8
+    assert "cannot inform: the base's Pass@32 on t is 100.0 %, at its ceiling" in also[4][0]
+    assert "GRPO-N (100.0 %) and GRPO (100.0 %) both sit at the ceiling" in also[7][0]
+    other = rows_of("full")
+    assert verdicts.combine(verdicts_of(other["large_k"])) == C
+    assert verdicts_of(other["pass1_gain"]) == [C] * 4
+
+
+def test_a_check_that_can_inform_reaches_every_verdict_and_one_that_cannot_does_not_vote():
+    """Cannot inform, for each reason: a base at its floor, a setting without the rare path,
+    a case study without step-by-step answers; the checks that can inform still decide."""
+    R, O, N, C = stats.REPLICATES, stats.OPPOSITE, stats.NO_EFFECT, stats.CANNOT_INFORM
+    floor = {m: [2.0, 2.1, 1.9][:len(v)] for m, v in CLEAR.items()}
+    rows = rows_of("full", full=floor)
+    assert verdicts_of(rows["large_k"]) == [C, C, C, C]  # both GRPOs at the floor too
+    assert "at its floor" in rows["large_k"]["checks"][0][0]
+    # no rare path under the headline: the large-k checks against the base cannot inform,
+    # GRPO-N against GRPO still decides
+    rows = rows_of("paper", support={"paper": {"t": 0.0, "o": 0.5}, "full": {"t": 1, "o": 1}})
+    assert verdicts_of(rows["large_k"]) == [C, C, C, stats.REPLICATES]
+    assert verdicts.combine(verdicts_of(rows["large_k"])) == stats.REPLICATES
+    assert "reaches none of the problems beyond the direct path" in rows["large_k"]["checks"][0][0]
+    assert verdicts_of(rows["ood"]) == [R, O]  # the ood split keeps its rare path
+    # the case study: opposite, no effect, and cannot inform without step-by-step answers
+    assert verdicts_of(rows_of("paper", bang={"GRPO": [0.0, 0.01, 0.0],
+                                             "GRPO-N": [0.2, 0.21, 0.22]})["case_study"]) == [O]
+    assert verdicts_of(rows_of("paper", bang={"GRPO": [0.1, 0.1, 0.1],
+                                             "GRPO-N": [0.1, 0.1, 0.1]})["case_study"]) == [N]
+    empty = rows_of("paper", bang={"GRPO": [0.2, float("nan"), 0.2], "GRPO-N": [0.0, 0.0, 0.0]})
+    assert verdicts_of(empty["case_study"]) == [C]
+    assert "GRPO gives no mass to correct step-by-step answers" in empty["case_study"]["checks"][0][0]
+
+
+def test_the_mid_curve_k_is_where_the_base_is_closest_to_half():
+    base = exact_recs({"a": 0.01, "b": 0.5})
+    k = rp.base_mid_k([base], [1, 2, 4])
+    curve = lambda k: 100 * np.mean([1 - 0.99 ** k, 1 - 0.5 ** k])  # noqa: E731
+    assert abs(curve(k) - 50) <= min(abs(curve(k - 1) - 50), abs(curve(k + 1) - 50))
+    assert curve(k) > 50 > curve(1)
+    mid = rp.mid_curve({("s", "t", rp.BASE, 0): base, ("s", "t", "GRPO", 0): exact_recs(
+        {"a": 1.0, "b": 0.5})}, [1])
+    assert set(mid["k"]) == {k}
+    assert mid.set_index("model").loc["GRPO", "pass@k"] == pytest.approx(
+        100 * np.mean([1.0, 1 - 0.5 ** k]))
+    sampled = recs({"a": [True, False, False, False], "b": [False] * 4})  # 4 samples each
+    assert rp.base_mid_k([sampled], [1, 2, 4, 8]) == 4  # 12.5, 25, 50 %; 8 > n is not usable
 
 
 def test_the_headline_setting_is_the_one_that_reaches_the_rare_path():

@@ -276,11 +276,17 @@ def test_a_lora_run_trains_only_adapters_and_saves_the_merged_policy(tiny, tmp_p
         config(tiny, lora_rank=-1)
 
 
-def synthetic(entropy, accuracy, seeds: int, noise: float, rng) -> list[list[dict]]:
-    """Runs whose held-out curves are ``entropy(t)``/``accuracy(t)`` plus Gaussian noise."""
-    return [[{"step": t, "heldout_entropy": entropy(t) + noise * rng.standard_normal(),
-              "greedy_accuracy": accuracy(t) + noise * rng.standard_normal()}
-             for t in range(0, 101, 10)] for _ in range(seeds)]
+def synthetic(entropy, accuracy, seeds: int, noise: float, rng, held_out=None
+              ) -> list[list[dict]]:
+    """Runs whose rollout entropy is ``entropy(t)`` at every step, held-out curves
+    ``held_out(t)`` (default: ``entropy``) and ``accuracy(t)`` every tenth, plus Gaussian
+    noise."""
+    held_out = held_out or entropy
+    return [[{"step": t, "actor_entropy": entropy(t) + noise * rng.standard_normal(),
+              **({"heldout_entropy": held_out(t) + noise * rng.standard_normal(),
+                  "greedy_accuracy": accuracy(t) + noise * rng.standard_normal()}
+                 if t % 10 == 0 else {})}
+             for t in range(0, 101)] for _ in range(seeds)]
 
 
 def test_readings_of_figure_2_can_come_out_every_way():
@@ -305,7 +311,7 @@ def test_readings_of_figure_2_can_come_out_every_way():
     assert table.loc[("2. GRPO ends with the lowest entropy", "GRPO-N - GRPO, end")] == \
         stats.NO_EFFECT
     assert table.loc[("4. GRPO-N ends above the base", "GRPO-N: end - base")] == stats.OPPOSITE
-    spread = [[{"step": t, "heldout_entropy": 0.4 + o * t / 100, "greedy_accuracy": 0.5 + o * t / 100}
+    spread = [[{"step": t, "actor_entropy": 0.4 + o * t / 100, "greedy_accuracy": 0.5 + o * t / 100}
                for t in range(0, 101, 10)] for o in (0.3, 0.0, -0.3)]  # seeds that disagree
     table = readings({"GRPO": spread, "GRPO-N": spread})["verdict"]
     assert (table == stats.UNDECIDED).all(), table
@@ -323,9 +329,41 @@ def test_the_entropy_minimum_is_after_the_start():
 
     rng = np.random.default_rng(1)
     rising = {"GRPO": synthetic(lambda t: 0.4, lambda t: 0.5, 4, 0.005, rng),
-              "GRPO-N": synthetic(lambda t: 0.4 + 0.01 * t, lambda t: 0.5, 4, 0.005, rng)}
+              "GRPO-N": synthetic(lambda t: 0.4 + 0.02 * t, lambda t: 0.5, 4, 0.005, rng)}
     fall = readings(rising).loc["3. entropy falls, then rises"]["verdict"].iloc[0]
     assert fall == stats.OPPOSITE
+
+
+def test_a_path_switch_moves_the_held_out_entropy_not_the_verdict():
+    """Greedy completions that switch to a long, near-deterministic path lower the held-out
+    per-token entropy by themselves; the claims read the rollouts' entropy, which stays."""
+    import numpy as np
+
+    from rlvr_dynamics import stats
+    from rlvr_dynamics.chapters.training import readings
+    from rlvr_dynamics.chapters.training.sentences import verdict_rows
+
+    rng = np.random.default_rng(3)
+    switch = lambda t: 0.4 if t < 50 else 0.1  # noqa: E731
+    flat = {m: synthetic(lambda t: 0.4, lambda t: 0.5, 4, 0.005, rng, held_out=switch)
+            for m in ("GRPO", "GRPO-N")}
+    assert readings(flat).loc[("4. GRPO-N ends above the base", "GRPO-N: end - base"),
+                              "verdict"] == stats.NO_EFFECT
+    assert readings(flat, "heldout_entropy").loc[
+        ("4. GRPO-N ends above the base", "GRPO-N: end - base"), "verdict"] == stats.OPPOSITE
+    rows = {r["claim"]: r for r in verdict_rows(flat)}
+    assert [v for _, v in rows["entropy_recovery"]["checks"]][-1] == stats.NO_EFFECT
+
+
+def test_the_rollout_entropy_is_read_from_the_base_then_in_windows():
+    from rlvr_dynamics.chapters.training import ROLLOUT_WINDOW, reading_curve
+
+    run = [{"step": t, "actor_entropy": float(t)} for t in range(1, 13)]
+    steps, v = reading_curve([run, run], "actor_entropy")
+    assert ROLLOUT_WINDOW == 5
+    assert list(steps) == [1, 4, 9, 12] and list(v[0]) == [1, 4, 9, 12]  # 2-6, 7-11, 12
+    steps, v = reading_curve([[{**r, "x": r["actor_entropy"]} for r in run]], "x")
+    assert list(steps) == list(range(1, 13))  # any other quantity: every logged step
 
 
 def test_verdict_rows_carry_the_readings_and_the_end_values():
@@ -350,7 +388,11 @@ def test_verdict_rows_carry_the_readings_and_the_end_values():
             [q.split(":")[0] for q in part.index.get_level_values(1)]
     end = np.array([run[-1]["greedy_accuracy"] for run in dynamics["GRPO-N"]])
     assert f"GRPO-N {end.mean():.3f} ± {end.std(ddof=1):.3f}" in rows["competitive"]["ours"]
-    assert rows["entropy_collapse"]["ours"].startswith("held-out token entropy at the end: ")
+    assert rows["entropy_collapse"]["ours"].startswith("token entropy of the rollouts")
+    held_out = readings(dynamics, "heldout_entropy")
+    assert [v for _, v in rows["entropy_recovery"]["also"]] == list(
+        held_out[held_out.index.get_level_values(0).str.startswith(("3.", "4."))]["verdict"])
+    assert all(w.endswith("[held-out token entropy]") for w, _ in rows["entropy_recovery"]["also"])
     alone = verdict_rows({"GRPO-N": dynamics["GRPO-N"]})
     assert [r["claim"] for r in alone] == ["entropy_recovery"]
     one_seed = verdict_rows({k: v[:1] for k, v in dynamics.items()})[0]

@@ -43,6 +43,23 @@ CHECK_VERDICTS = (REPLICATES, OPPOSITE, NO_EFFECT, UNDECIDED, FEW_SEEDS, CANNOT_
 
 SUPERIORITY, NON_INFERIORITY = "superiority", "non-inferiority"
 
+BOUNDS = (5.0, 95.0)
+"""A share (per cent) whose starting value lies outside these bounds sits at its floor or its
+ceiling: a check that needs it to move from there either way cannot inform (``outside``)."""
+
+
+def bound(value: float, bounds: tuple[float, float] = BOUNDS) -> str:
+    """Where a share (per cent) sits: "floor" below ``bounds``, "ceiling" above, else ""."""
+    return "floor" if value < bounds[0] else "ceiling" if value > bounds[1] else ""
+
+
+def outside(value: float, what: str, bounds: tuple[float, float] = BOUNDS) -> str:
+    """Why a check on a share (per cent) that starts at ``value`` cannot inform: "" when the
+    value lies within ``bounds``, else a phrase naming ``what`` and where it sits."""
+    side = bound(value, bounds)
+    return (f"{what} is {value:.1f} %, at its {side} (outside {bounds[0]:g}-{bounds[1]:g} %)"
+            if side else "")
+
 
 @dataclass(frozen=True)
 class Effect:

@@ -60,14 +60,14 @@ def claim_rows(R: Results, last: int) -> list[dict]:
     """The rows this chapter records: the training claims from the held-out dynamics, and the
     large-k and entropy claims under the first setting on every training level (in
     distribution: each level's checks decide the claim together, ``verdicts.combine``) and on
-    the first harder level (out of it), at k = ``last``."""
+    the first harder level (out of it), at the base's mid-curve k with k = ``last`` beside."""
     passk, entropy = rp.passk_long(R.recs, R.P.ks), rp.entropy_long(R.recs)
+    mid = rp.mid_curve(R.recs, R.P.ks)
     benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
     trained = benchmarks[:len(R.P.levels)]
     ood = benchmarks[len(R.P.levels)] if R.P.ood_levels else trained[0]
-    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed",
-                                    "with !, of the correct"])
-    per_level = {b: rp_sentences.claim_rows(passk, entropy, no_case, list(R.P.settings),
+    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed", rp.STEPWISE_SHARE])
+    per_level = {b: rp_sentences.claim_rows(passk, mid, entropy, no_case, list(R.P.settings),
                                             next(iter(R.P.settings)), b, ood, "", last)
                  for b in trained}
     rows = []

@@ -45,7 +45,7 @@ from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, requi
 from rlvr_dynamics.chapters.regimes.prediction import (checks, register, registered_before,
                                                        starts_from)
 from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN, RISE_MARGIN, stage2, verdict
-from rlvr_dynamics.chapters.regimes.stages import (BOUNDS, ENTROPY_MARGIN, SHRINK_MARGIN,
+from rlvr_dynamics.chapters.regimes.stages import (ENTROPY_MARGIN, SHRINK_MARGIN,
                                                    base_rows, decompose, entropy_above,
                                                    final_entropy, informs, keeps_boundary,
                                                    mid_curve, relative_stepwise, stage_check,

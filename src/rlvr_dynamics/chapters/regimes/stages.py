@@ -22,12 +22,6 @@ ENTROPY_MARGIN = ANSWER_ENTROPY_MARGIN
 """Nats of answer entropy that count as a difference (the reproduction chapter's margin)."""
 
 
-BOUNDS = (5.0, 95.0)
-"""A base whose mid-curve Pass@k on the rare-only problems lies outside these per cent (no k
-brings it near the middle: every such problem at p = 0, or all near 1) cannot inform a claim
-about its boundary."""
-
-
 def time_to_crossover(run: pd.DataFrame) -> float:
     """The crossover: the first probed step at which the stepwise path carries more
     first-character mass than the direct one (one run's rows, ``step``, ``stepwise``,
@@ -68,14 +62,16 @@ def mid_curve(long: pd.DataFrame, hard: dict[str, np.ndarray], setting: str = "f
 
 def informs(base: pd.DataFrame, hard: np.ndarray, k: int) -> tuple[bool, str]:
     """Whether a base (``base_rows``) can show its boundary move at ``k``: its rare-only
-    Pass@k within ``BOUNDS``, the stepwise path rarer than the direct one at the first
+    Pass@k within ``stats.BOUNDS`` (no k brings it near the middle when every such problem sits
+    at p = 0, or all near 1), the stepwise path rarer than the direct one at the first
     character, and present on the rare-only problems. Returns (informs, why not)."""
     flag = hard[base["problem"].to_numpy()]
     passk = float(100 * from_probability(base["p"].clip(0, 1)[flag], k).mean())
     stepwise = base["stepwise_right"] + base["stepwise_wrong"]
     direct = base["direct_right"] + base["direct_wrong"]
-    if not BOUNDS[0] <= passk <= BOUNDS[1]:
-        return False, f"its Pass@{k} on the rare-only problems is {passk:.1f} %"
+    why = stats.outside(passk, f"its Pass@{k} on the rare-only problems")
+    if why:
+        return False, why
     if stepwise.mean() >= direct.mean():
         return False, "it takes the stepwise path more often than the direct one already"
     if not (stepwise[flag] > 0).any():

@@ -34,19 +34,22 @@ from pydantic import BaseModel, ConfigDict, model_validator
 from rlvr_dynamics import registry
 from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, NonNegative, Real, Spec, Text, require
-from rlvr_dynamics.chapters.reproduction.case import (bang_long, bang_means, bang_share,
-                                                      case_problem, samples_of, side_by_side)
+from rlvr_dynamics.chapters.reproduction.case import (STEPWISE_SHARE, bang_long, bang_means,
+                                                      bang_share, case_problem, samples_of,
+                                                      side_by_side)
 from rlvr_dynamics.chapters.reproduction.claims import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN,
                                                         PASS1_MARGIN, PASSK_MARGIN, Check,
                                                         Claimed, case_check, headline_setting,
-                                                        rare_path_support, setting_checks)
+                                                        rare_path_support, setting_checks,
+                                                        supports)
 from rlvr_dynamics.chapters.reproduction.models import (Model, beyond_direct, chosen,
                                                         comparison, evaluate_models, run_spec)
 from rlvr_dynamics.chapters.reproduction.paths import (PATHS, takeover_step, takeover_steps,
                                                        toy_main, windowed)
-from rlvr_dynamics.chapters.reproduction.tables import (agreement, ceiling, entropy_long,
-                                                        over_seeds, passk_long, sampled_check,
-                                                        table1, table4)
+from rlvr_dynamics.chapters.reproduction.tables import (agreement, base_mid_k, ceiling,
+                                                        entropy_long, mid_curve, over_seeds,
+                                                        passk_long, sampled_check, table1,
+                                                        table4)
 from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE
 from rlvr_dynamics.training.run import obtain_all
 

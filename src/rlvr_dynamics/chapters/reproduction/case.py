@@ -7,23 +7,35 @@ import pandas as pd
 
 from rlvr_dynamics import boundary
 from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics.tasks import sums
+
+STEPWISE_SHARE = "with !, of the correct step-by-step"
+"""``bang_share``'s share that the case study's claim reads."""
 
 
 def bang_share(recs: pd.DataFrame) -> dict[str, float]:
-    """Of a model's samples: the share that holds a corrected step (``!``), and the share of
-    its correct samples that does (an erroneous step carried along by a rewarded answer); from
-    exact records the probabilities themselves (the ``corrected`` traces' masses), averaged
-    over problems and weighted by each problem's p for the second."""
+    """Of a model's samples: the share that holds a corrected step (``!``), the share of its
+    correct samples that does (an erroneous step carried along by a rewarded answer), and the
+    share of its correct *step-by-step* samples that does (neither direct nor a guess: the only
+    ones that can carry a step), so that a model that writes steps more often does not read
+    higher for that alone (NaN without such samples); from exact records the probabilities
+    themselves (the traces' masses), averaged over problems and pooled for the last two."""
     if ev.is_exact(recs):
-        bang = np.array([t.get("corrected", 0.0) for t in recs["traces"]])
-        right = np.array([t.get("corrected_right", 0.0) for t in recs["traces"]])
+        mass = {k: np.array([t.get(k, 0.0) for t in recs["traces"]])
+                for k in ("corrected", "corrected_right", "direct_right", "guess_right")}
         p = recs["p"].to_numpy(float)
-        return {"with !": float(bang.mean()),
-                "with !, of the correct": float(right.sum() / p.sum()) if p.sum() > 0 else np.nan}
-    bang = recs["text"].str.contains("!", regex=False)
+        steps = float((p - mass["direct_right"] - mass["guess_right"]).clip(0).sum())
+        right = float(mass["corrected_right"].sum())
+        return {"with !": float(mass["corrected"].mean()),
+                "with !, of the correct": right / p.sum() if p.sum() > 0 else np.nan,
+                STEPWISE_SHARE: right / steps if steps > 0 else np.nan}
+    text = recs["text"].astype(str)
+    bang = text.str.contains("!", regex=False)
     right = recs["correct"].astype(bool)
+    steps = right & ~text.str.startswith("#") & ~text.str.startswith(sums.GUESS)
     return {"with !": float(bang.mean()),
-            "with !, of the correct": float(bang[right].mean()) if right.any() else np.nan}
+            "with !, of the correct": float(bang[right].mean()) if right.any() else np.nan,
+            STEPWISE_SHARE: float(bang[steps].mean()) if steps.any() else np.nan}
 
 
 def bang_long(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
@@ -34,9 +46,9 @@ def bang_long(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
 
 
 def bang_means(bangs: pd.DataFrame) -> pd.DataFrame:
-    """``bang_long``'s table per (setting, benchmark, model): both shares in %, mean over seeds."""
+    """``bang_long``'s table per (setting, benchmark, model): its shares in %, mean over seeds."""
     return bangs.groupby(["setting", "benchmark", "model"], sort=False)[
-        ["with !", "with !, of the correct"]].mean().mul(100)
+        ["with !", "with !, of the correct", STEPWISE_SHARE]].mean().mul(100)
 
 
 def case_problem(recs: dict[tuple, pd.DataFrame], setting: str, bench: str, a: str, b: str,

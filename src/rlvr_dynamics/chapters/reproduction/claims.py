@@ -4,12 +4,13 @@ over seeds against a margin declared before the runs; and the setting whose verd
 (the one that reaches the base's rare path)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import boundary, stats
+from rlvr_dynamics.chapters.reproduction.case import STEPWISE_SHARE
 from rlvr_dynamics.training.algorithms import BASE
 
 PASS1_MARGIN = 5.0
@@ -41,6 +42,13 @@ def rare_path_support(recs: dict[tuple, pd.DataFrame], bench: str, hard: set[str
     return pd.Series({s: float(np.mean(v)) for s, v in out.items()}, name="rare-path support")
 
 
+def supports(recs: dict[tuple, pd.DataFrame], benches: list[str], hard: set[str], n: int
+             ) -> dict[str, dict[str, float]]:
+    """setting -> benchmark of ``benches`` -> ``rare_path_support``."""
+    per = {b: rare_path_support(recs, b, hard, n) for b in benches}
+    return {s: {b: float(per[b][s]) for b in benches} for s in per[benches[0]].index}
+
+
 def headline_setting(support: pd.Series) -> str:
     """The setting whose support reaches furthest into the base's rare path (the first listed
     on a tie): the one under which a shrinkage or expansion of the boundary can be seen."""
@@ -49,20 +57,30 @@ def headline_setting(support: pd.Series) -> str:
 
 @dataclass(frozen=True)
 class Check:
-    """mean(values[a]) - mean(values[b]) over seeds against its margin (``effect``)."""
+    """mean(values[a]) - mean(values[b]) over seeds against its margin (``effect``), and why
+    its measurement could not have moved (``why_not``; "" when it could)."""
 
     a: str
     b: str
     effect: stats.Effect
+    why_not: str = ""
+
+    @property
+    def verdict(self) -> str:
+        """The effect's verdict, or ``stats.CANNOT_INFORM`` when ``why_not`` says why."""
+        return stats.CANNOT_INFORM if self.why_not else self.effect.verdict
 
 
 @dataclass(frozen=True)
 class Claimed:
-    """One claim under one setting: the values it reads (model -> one per seed) and its
-    checks."""
+    """One claim under one setting: what it reads (``what``, in words), the values it reads
+    (model -> one per seed), its checks, and checks shown beside them that do not decide it
+    (``beside``: the paper's fixed k)."""
 
+    what: str
     values: dict[str, np.ndarray]
     checks: list[Check]
+    beside: list[Check] = field(default_factory=list)
 
 
 def values(long: pd.DataFrame, value: str, **where) -> dict[str, np.ndarray]:
@@ -75,44 +93,105 @@ def values(long: pd.DataFrame, value: str, **where) -> dict[str, np.ndarray]:
 
 
 def check(v: dict[str, np.ndarray], a: str, b: str, margin: float,
-          kind: str = stats.SUPERIORITY) -> Check | None:
+          kind: str = stats.SUPERIORITY, why_not: str = "") -> Check | None:
     """mean(v[a]) - mean(v[b]) (``stats.two_sample``), or None if either model is missing."""
     if a not in v or b not in v:
         return None
-    return Check(a, b, stats.two_sample(v[a], v[b], margin, kind))
+    return Check(a, b, stats.two_sample(v[a], v[b], margin, kind), why_not)
 
 
-def _claimed(v: dict[str, np.ndarray], checks: list[Check | None]) -> Claimed:
-    return Claimed(v, [c for c in checks if c is not None])
+def _present(checks: list[Check | None]) -> list[Check]:
+    return [c for c in checks if c is not None]
 
 
-def setting_checks(passk: pd.DataFrame, entropy: pd.DataFrame, setting: str, test: str,
-                   ood: str, last: int) -> dict[str, Claimed]:
+def can_move(v: dict[str, np.ndarray], what: str, support: float | None = None) -> str:
+    """Why checks against the base's ``v`` (a share in per cent) cannot inform: the rare path
+    cut off (``support``: the share of the problems beyond the direct path that the base
+    reaches under the setting; 0: none), or the base's mean at its floor or ceiling
+    (``stats.outside``); "" when they can."""
+    if support is not None and support <= 0:
+        return "under this setting the base reaches none of the problems beyond the direct path"
+    return stats.outside(float(v[BASE].mean()), f"the base's {what}") if BASE in v else ""
+
+
+def pinned(v: dict[str, np.ndarray], a: str, b: str) -> str:
+    """Why ``a`` against ``b`` (shares in per cent) cannot inform: both means at the same
+    floor or ceiling (``stats.bound``), where no difference can show; "" otherwise."""
+    if a not in v or b not in v:
+        return ""
+    x, y = float(v[a].mean()), float(v[b].mean())
+    side = stats.bound(x)
+    return (f"{a} ({x:.1f} %) and {b} ({y:.1f} %) both sit at the {side}"
+            if side and side == stats.bound(y) else "")
+
+
+def mid_k(mid: pd.DataFrame, **where) -> int:
+    """The base's mid-curve k (``tables.mid_curve``) of the rows of ``mid`` where ``where``
+    holds."""
+    part = mid
+    for column, v in where.items():
+        part = part[part[column] == v]
+    return int(part["k"].iloc[0])
+
+
+def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame, setting: str,
+                   test: str, ood: str, last: int, support: dict[str, float] | None = None
+                   ) -> dict[str, Claimed]:
     """claim -> what it reads and its checks, for the Pass@k and entropy claims under
-    ``setting``: Pass@1 on ``test`` (pass1_gain), Pass@``last`` on ``test`` (large_k) and on
-    ``ood`` (ood), answer entropy on ``test`` (answer_entropy)."""
+    ``setting``: Pass@1 on ``test`` (pass1_gain), Pass@k at the base's mid-curve k (``mid``:
+    ``tables.mid_curve``) on ``test`` (large_k) and on ``ood`` (ood), with Pass@``last`` (the
+    paper's k) beside them, and answer entropy on ``test`` (answer_entropy). A check against
+    the base cannot inform where the base's share sits at its floor or ceiling or, for the
+    large-k claims, where ``support`` (benchmark -> share of the problems beyond the direct
+    path that the base reaches under ``setting``) is 0."""
+    support = support or {}
     p1 = values(passk, "pass@k", setting=setting, benchmark=test, k=1)
+    km, ko = mid_k(mid, setting=setting, benchmark=test), mid_k(mid, setting=setting, benchmark=ood)
+    pm = values(mid, "pass@k", setting=setting, benchmark=test)
+    om = values(mid, "pass@k", setting=setting, benchmark=ood)
     pk = values(passk, "pass@k", setting=setting, benchmark=test, k=last)
     po = values(passk, "pass@k", setting=setting, benchmark=ood, k=last)
     h = values(entropy, "answer entropy", setting=setting, benchmark=test)
     algos = [m for m in p1 if m != BASE]
     ni = stats.NON_INFERIORITY
+    why1 = can_move(p1, f"Pass@1 on {test}")
+    whyk = {v: can_move(x, f"Pass@{k} on {b}", support.get(b))
+            for v, x, k, b in (("test mid", pm, km, test), ("ood mid", om, ko, ood),
+                               ("test last", pk, last, test), ("ood last", po, last, ood))}
+
+    def large_k(x: dict[str, np.ndarray], why: str) -> list[Check]:
+        return _present([check(x, "GRPO-N", BASE, PASSK_MARGIN, ni, why),
+                         check(x, "GSPO-N", BASE, PASSK_MARGIN, ni, why),
+                         check(x, BASE, "GRPO", PASSK_MARGIN, ni, why),
+                         check(x, "GRPO-N", "GRPO", PASSK_MARGIN,
+                               why_not=pinned(x, "GRPO-N", "GRPO"))])
+
+    def ood_checks(x: dict[str, np.ndarray], why: str) -> list[Check]:
+        return _present([check(x, "GRPO-N", BASE, PASSK_MARGIN, ni, why),
+                         check(x, BASE, "GRPO", PASSK_MARGIN, why_not=why)])
+
     return {
-        "pass1_gain": _claimed(p1, [check(p1, m, BASE, PASS1_MARGIN) for m in algos]),
-        "large_k": _claimed(pk, [check(pk, "GRPO-N", BASE, PASSK_MARGIN, ni),
-                                 check(pk, "GSPO-N", BASE, PASSK_MARGIN, ni),
-                                 check(pk, "GRPO-N", "GRPO", PASSK_MARGIN)]),
-        "ood": _claimed(po, [check(po, "GRPO-N", BASE, PASSK_MARGIN, ni),
-                             check(po, BASE, "GRPO", PASSK_MARGIN)]),
-        "answer_entropy": _claimed(h, [check(h, "GRPO-N", "GRPO", ANSWER_ENTROPY_MARGIN),
-                                       check(h, "GSPO-N", "GSPO", ANSWER_ENTROPY_MARGIN)]),
+        "pass1_gain": Claimed(f"{test} Pass@1", p1, _present(
+            [check(p1, m, BASE, PASS1_MARGIN, why_not=why1) for m in algos])),
+        "large_k": Claimed(f"{test} Pass@{km} (the base's mid-curve k)", pm,
+                           large_k(pm, whyk["test mid"]), large_k(pk, whyk["test last"])),
+        "ood": Claimed(f"{ood} Pass@{ko} (the base's mid-curve k)", om,
+                       ood_checks(om, whyk["ood mid"]), ood_checks(po, whyk["ood last"])),
+        "answer_entropy": Claimed(f"{test} answer entropy", h, _present(
+            [check(h, "GRPO-N", "GRPO", ANSWER_ENTROPY_MARGIN),
+             check(h, "GSPO-N", "GSPO", ANSWER_ENTROPY_MARGIN)])),
     }
 
 
 def case_check(bangs: pd.DataFrame, setting: str, test: str) -> Claimed | None:
-    """The case study under ``setting`` on ``test``: GRPO's share of correct samples with a
-    corrected step (%, ``case.bang_long``) above GRPO-N's; None without both."""
-    b = {m: 100 * x for m, x in values(bangs, "with !, of the correct", setting=setting,
+    """The case study under ``setting`` on ``test``: GRPO's share of correct step-by-step
+    samples with a corrected step (%, ``case.STEPWISE_SHARE``) above GRPO-N's; it cannot inform
+    where a seed of either gives no mass to correct step-by-step answers; None without both."""
+    b = {m: 100 * x for m, x in values(bangs, STEPWISE_SHARE, setting=setting,
                                        benchmark=test).items()}
-    c = check(b, "GRPO", "GRPO-N", CASE_MARGIN)
-    return None if c is None else Claimed(b, [c])
+    empty = [m for m in ("GRPO", "GRPO-N") if m in b and np.isnan(b[m]).any()]
+    why = (f"{' and '.join(empty)} gives no mass to correct step-by-step answers in some seed"
+           if empty else "")
+    c = check(b, "GRPO", "GRPO-N", CASE_MARGIN, why_not=why)
+    return None if c is None else Claimed(f"{test}, share of correct step-by-step samples with "
+                                          f"a corrected step ({setting})", b, [c])

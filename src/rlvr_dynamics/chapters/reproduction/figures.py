@@ -76,6 +76,18 @@ def ceiling_table(ceiling: pd.DataFrame, described: str):
     return styled(ceiling, decimals=1, caption=f"The base's ceiling. {described}")
 
 
+def mid_curve_table(mid: pd.DataFrame, described: str):
+    """``tables.mid_curve`` per setting and benchmark: the base's mid-curve k and every
+    model's Pass@k there (mean and sd over seeds)."""
+    g = mid.groupby(["setting", "benchmark", "k", "model"], sort=False)["pass@k"]
+    table = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1)}).unstack("model")
+    table.columns = [f"{m} {stat}" for stat, m in table.columns]
+    order = [c for m in dict.fromkeys(mid["model"]) for c in (f"{m} mean", f"{m} sd")]
+    return styled(table[order], decimals=1,
+                  caption="Pass@k (%) at the k where the base's is closest to 50 % (its "
+                          f"setting's and benchmark's): mean and sd over seeds. {described}")
+
+
 def support_table(support: pd.Series, headline: str):
     """``claims.rare_path_support`` as percentages, the headline setting named."""
     return support.to_frame().style.format("{:.0%}").set_caption(

@@ -192,12 +192,6 @@ DIGITS = {"answer_entropy": (3, 3)}
 """Decimals of a claim's values and of its differences, where not (1, 2) (points of Pass@k)."""
 
 
-def subject(claim: str, test: str, ood: str, last: int) -> str:
-    """What a claim of ``claims.setting_checks`` reads, in words."""
-    return {"pass1_gain": f"{test} Pass@1", "large_k": f"{test} Pass@{last}",
-            "ood": f"{ood} Pass@{last}", "answer_entropy": f"{test} answer entropy"}[claim]
-
-
 def ours(values: dict[str, np.ndarray], digits: int = 1) -> str:
     """Each model's value: mean ± sd over seeds (the mean alone for one seed)."""
     return ", ".join(f"{m} {x.mean():.{digits}f}" + (f" ± {x.std(ddof=1):.1f}"
@@ -207,35 +201,44 @@ def ours(values: dict[str, np.ndarray], digits: int = 1) -> str:
 
 def check_text(c: Check, digits: int = 2) -> str:
     """A check in words: the difference, its interval and the side of the margin it must be
-    on."""
+    on, and why it cannot inform where it cannot."""
     e = c.effect
     side = f"> -{e.margin:g}" if e.kind == stats.NON_INFERIORITY else f"> +{e.margin:g}"
-    return f"{c.a} - {c.b} = {e.text(f'{{:+.{digits}f}}')} ({side}?)"
+    text = f"{c.a} - {c.b} = {e.text(f'{{:+.{digits}f}}')} ({side}?)"
+    return f"{text}, cannot inform: {c.why_not}" if c.why_not else text
 
 
-def claim_rows(passk: pd.DataFrame, entropy: pd.DataFrame, bangs: pd.DataFrame,
-               settings: Sequence[str], headline: str, test: str, ood: str, bang_setting: str,
-               last: int) -> list[dict]:
+def claim_rows(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame,
+               bangs: pd.DataFrame, settings: Sequence[str], headline: str, test: str, ood: str,
+               bang_setting: str, last: int, support: dict[str, dict[str, float]] | None = None
+               ) -> list[dict]:
     """The rows this chapter records for ``verdicts``: the Pass@k and entropy claims scored
-    under every setting (``claims.setting_checks``, the large-k ones at k = ``last``), the
-    verdict taken under ``headline`` (the others shown beside it as ``also``), and the case
-    study's corrected steps under ``bang_setting`` (``claims.case_check``). Values: mean ± sd
-    over seeds (the base's evaluations count as its seeds)."""
-    scored = {s: setting_checks(passk, entropy, s, test, ood, last) for s in settings}
+    under every setting (``claims.setting_checks``: the large-k ones at the base's mid-curve k,
+    ``mid``, with k = ``last`` beside them; ``support``: setting -> benchmark -> the share of
+    the problems beyond the direct path that the base reaches), the verdict taken under
+    ``headline`` (the rest shown beside it as ``also``), and the case study's corrected steps
+    under ``bang_setting`` (``claims.case_check``). Values: mean ± sd over seeds (the base's
+    evaluations count as its seeds)."""
+    support = support or {}
+    scored = {s: setting_checks(passk, mid, entropy, s, test, ood, last, support.get(s))
+              for s in settings}
+
+    def said(checks: Sequence[Check], where: str, d: int) -> list[tuple[str, str]]:
+        return [(f"{check_text(x, d)} [{where}]", x.verdict) for x in checks]
+
     rows = []
     for claim, c in scored[headline].items():
         if c.checks:
             v, d = DIGITS.get(claim, (1, 2))
-            rows.append({"claim": claim, "ours": f"{subject(claim, test, ood, last)}: "
-                         f"{ours(c.values, v)} ({headline} setting)",
-                         "checks": [(f"{check_text(x, d)} [{headline}]", x.effect.verdict)
-                                    for x in c.checks],
-                         "also": [(f"{check_text(x, d)} [{s}]", x.effect.verdict)
-                                  for s in settings if s != headline
-                                  for x in scored[s][claim].checks]})
+            also = said(c.beside, f"{headline}, k = {last}", d)
+            for s in settings:
+                if s != headline:
+                    other = scored[s][claim]
+                    also += said(other.checks, s, d) + said(other.beside, f"{s}, k = {last}", d)
+            rows.append({"claim": claim, "ours": f"{c.what}: {ours(c.values, v)} ({headline} "
+                         f"setting)", "checks": said(c.checks, headline, d), "also": also})
     case = case_check(bangs, bang_setting, test)
     if case is not None:
-        rows.append({"claim": "case_study", "ours": f"{test}, share of correct samples with a "
-                     f"corrected step ({bang_setting}): {ours(case.values)} %",
-                     "checks": [(check_text(x), x.effect.verdict) for x in case.checks]})
+        rows.append({"claim": "case_study", "ours": f"{case.what}: {ours(case.values)} %",
+                     "checks": [(check_text(x), x.verdict) for x in case.checks]})
     return rows

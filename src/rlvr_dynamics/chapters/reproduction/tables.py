@@ -10,6 +10,7 @@ import pandas as pd
 
 from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics.chapters.reproduction.models import Model, evaluate_models
+from rlvr_dynamics.passk import mid_curve_k
 from rlvr_dynamics.training.algorithms import BASE
 
 Z = 4.5
@@ -24,6 +25,33 @@ def passk_long(recs: dict[tuple, pd.DataFrame], ks: Sequence[int]) -> pd.DataFra
         per = ev.passk_per_problem(r, ks).mean(0)
         rows += [{"setting": setting, "benchmark": bench, "model": label, "seed": seed, "k": k,
                   "pass@k": 100 * v} for k, v in zip(ks, per)]
+    return pd.DataFrame(rows)
+
+
+def base_mid_k(base: Sequence[pd.DataFrame], ks: Sequence[int], target: float = 50.0) -> int:
+    """The k at which the base's Pass@k (mean over problems and over its evaluations ``base``)
+    is closest to ``target`` per cent: any k from exact records (``passk.mid_curve_k`` of each
+    problem's mean p), one of ``ks`` up to the fewest samples of a problem from sampled ones
+    (the unbiased estimator needs k <= n)."""
+    if all(ev.is_exact(r) for r in base):
+        return mid_curve_k(np.mean([r["p"].to_numpy(float) for r in base], axis=0), target)
+    n = min(int(ev.correct_counts(r)[0].min()) for r in base)
+    usable = [k for k in ks if k <= n]
+    curve = np.mean([ev.passk_per_problem(r, usable).mean(0) for r in base], axis=0)
+    return int(usable[int(np.argmin(np.abs(100 * curve - target)))])
+
+
+def mid_curve(recs: dict[tuple, pd.DataFrame], ks: Sequence[int]) -> pd.DataFrame:
+    """Pass@k (%) of every evaluation at the base's mid-curve k (``base_mid_k``) of its
+    setting and benchmark, where a change of the boundary can show either way: columns
+    setting, benchmark, model, seed, k, pass@k."""
+    rows = []
+    for setting, bench in dict.fromkeys((s, b) for s, b, _, _ in recs):
+        k = base_mid_k([r for (s, b, m, _), r in recs.items()
+                        if (s, b, m) == (setting, bench, BASE)], ks)
+        rows += [{"setting": s, "benchmark": b, "model": m, "seed": seed, "k": k,
+                  "pass@k": 100 * float(ev.passk_per_problem(r, [k]).mean())}
+                 for (s, b, m, seed), r in recs.items() if (s, b) == (setting, bench)]
     return pd.DataFrame(rows)
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rlvr_dynamics.chapters.training import VERDICT_CLAIMS, end_values, readings
+from rlvr_dynamics.chapters.training import (ENTROPY, HELD_OUT, ROLLOUT_WINDOW, VERDICT_CLAIMS,
+                                             end_values, readings)
 
 
 def run_settings(T: Any) -> str:
@@ -40,8 +41,10 @@ def lambda_title(T: Any) -> str:
 
 
 QUANTITIES = {"greedy_accuracy": "held-out greedy accuracy",
-              "heldout_entropy": "held-out token entropy"}
-"""The held-out quantities of ``VERDICT_CLAIMS`` in words."""
+              ENTROPY: f"token entropy of the rollouts (mean of the last {ROLLOUT_WINDOW} steps or "
+                       "fewer)",
+              HELD_OUT: "held-out token entropy"}
+"""The quantities of ``VERDICT_CLAIMS`` in words."""
 
 
 def ours(dynamics: dict[str, list[list[dict[str, Any]]]], key: str) -> str:
@@ -61,17 +64,25 @@ def verdict_rows(dynamics: dict[str, list[list[dict[str, Any]]]]) -> list[dict[s
     """The readings as rows for ``verdicts.record`` (``VERDICT_CLAIMS``: reading 1 is the claim
     ``competitive``, 2 ``entropy_collapse``, 3 and 4 ``entropy_recovery``); ``ours``: the
     end-of-training values, mean ± sd over seeds; ``checks``: each reading's effect, its
-    interval (``interval``) and the paper's side, with its verdict. A claim none of whose
+    interval (``interval``) and the paper's side, with its verdict; ``also``: the entropy
+    readings on the held-out entropy (``HELD_OUT``), not deciding. A claim none of whose
     readings could be taken is left out."""
-    table = readings(dynamics).reset_index()
+    tables = {key: readings(dynamics, key).reset_index() for key in (ENTROPY, HELD_OUT)}
+
+    def said(table, prefixes: tuple[str, ...], where: str = "") -> list[tuple[str, str]]:
+        part = table[table["reading"].str.startswith(prefixes)]
+        return [(f"{q}: {e:+.3f}{interval(lo, hi)} ({p}?){where}", v)
+                for q, e, lo, hi, p, v in
+                part[["quantity", "estimate", "low", "high", "paper", "verdict"]].itertuples(
+                    index=False)]
+
     rows = []
     for claim, key, prefixes in VERDICT_CLAIMS:
-        part = table[table["reading"].str.startswith(prefixes)]
-        checks = [(f"{q}: {e:+.3f}{interval(lo, hi)} ({p}?)", v)
-                  for q, e, lo, hi, p, v in
-                  part[["quantity", "estimate", "low", "high", "paper", "verdict"]].itertuples(
-                      index=False)]
+        checks = said(tables[ENTROPY], prefixes)
         if checks:
+            also = (said(tables[HELD_OUT], prefixes, f" [{QUANTITIES[HELD_OUT]}]")
+                    if key == ENTROPY else [])
             rows.append({"claim": claim, "ours": f"{QUANTITIES[key]} at the end: "
-                                                 f"{ours(dynamics, key)}", "checks": checks})
+                                                 f"{ours(dynamics, key)}", "checks": checks,
+                         "also": also})
     return rows

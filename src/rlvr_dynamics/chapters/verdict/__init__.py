@@ -1,20 +1,44 @@
 """The closing chapter (``notebooks/verdict.md``): every claim of the paper, its numbers and
 ours, with the verdict that a chapter of this build recorded (``rlvr_dynamics.verdicts``).
 
-What the page reads from the verdict table: how many claims got each verdict (``tally``) and
-which claims measured on the testbed did not replicate (``not_replicated``). The table as the
+What the page reads from the verdict table: how many claims got each verdict (``tally``),
+which claims measured on the testbed did not replicate (``not_replicated``), and the verdicts
+other profiles recorded (``beside``: the real pretrained model's). The table as the
 page shows it is drawn by ``figures``; the checks behind each verdict and what we think decides
 the claims that did not replicate are written by ``sentences``."""
 from __future__ import annotations
 
 import pandas as pd
+from pydantic import model_validator
 
-from rlvr_dynamics import verdicts
-from rlvr_dynamics.chapters import ChapterParams
+from rlvr_dynamics import profiles, verdicts
+from rlvr_dynamics.chapters import ChapterParams, ListOf, Text, require
 
 
 class Params(ChapterParams):
-    """The verdict chapter has no parameters of its own (it reads the recorded verdicts)."""
+    """``beside``: other profiles whose recorded verdicts the page shows beside this build's,
+    each marked as that profile's (e.g. the real pretrained model's, ``cpu-smollm2``), where
+    their chapters ran with this code."""
+
+    beside: ListOf(Text, 0) = ["cpu-smollm2"]
+
+    @model_validator(mode="after")
+    def _known(self):
+        known = profiles.available_profiles()
+        for name in self.beside:
+            require(name in known, f"beside has {name!r}, which is not a profile; known: {known}")
+        return self
+
+
+def beside(P: Params) -> dict[str, pd.DataFrame]:
+    """Profile of ``P.beside`` (other than the build's own) -> the rows of its verdict table
+    (``verdicts.table``) that one of its chapters recorded with this code (empty: none)."""
+    out = {}
+    for name in dict.fromkeys(P.beside):
+        if name != P.profile:
+            table = verdicts.table(name)
+            out[name] = table[table["verdict"] != "not measured"]
+    return out
 
 
 TESTBED = ("toy_dynamics", "training", "reproduction", "regimes")

@@ -14,6 +14,19 @@ def caption(profile: str) -> str:
     return f"The paper's claims against this build ({profile} profile)"
 
 
+def beside_text(name: str, table: pd.DataFrame) -> str:
+    """What the page says of profile ``name``'s verdicts (``chapter.beside``): where they come
+    from, or how to make them when this machine holds none for this code."""
+    if table.empty:
+        return (f"The `{name}` profile's verdicts are not on this machine for this code (it has "
+                f"not run, or ran with other code). To add them (the book's page on rerunning "
+                f"gives the cost):\n\n    make reproduce PROFILE={name}\n\nthen rebuild this "
+                "book (`make reproduce`): this page reads them back without computing anything.")
+    return (f"The verdicts recorded by the `{name}` profile ({len(table)} claims), kept apart "
+            "from this build's: a different model, task and budget. The checks behind them are "
+            "on that profile's chapter pages.")
+
+
 def _items(checks: list) -> str:
     return "".join(f"<li>{escape(what)}: <em>{escape(v)}</em></li>" for what, v in checks)
 
@@ -40,39 +53,45 @@ def checks(table: pd.DataFrame, measured: dict[str, dict]) -> str:
 
 HYPOTHESES = {
     ("large_k", "ood"): (
-        "*Large k and out of distribution.* GRPO shrinks the paper's boundary because the paths "
-        "it sharpens do not cover everything the base could reach. Where the path every "
-        "algorithm sharpens is the rare, reliable stepwise one, it covers every problem in "
-        "distribution and out of it, and there is nothing left for the negative-only variants "
-        "to protect (the reproduction chapter's boundary and path shares show whether that is "
-        "what happened in this build)."),
+        "*Large k and out of distribution.* Hypothesis: GRPO shrinks the paper's boundary "
+        "because the path it sharpens does not cover everything the base could reach; where "
+        "every algorithm sharpens the rare, reliable stepwise path, that path covers the "
+        "problems in distribution and out of it, and the negative-only variants have nothing "
+        "left to protect. What would test it: the boundary per problem split by path (the "
+        "reproduction chapter's lost and gained problems beside the path shares), and a task "
+        "whose rare path covers only part of the problems, where the hypothesis predicts that "
+        "GRPO loses the rest and GRPO-N keeps them."),
     ("entropy_collapse", "entropy_recovery", "answer_entropy"): (
-        "*Entropy.* The paper's recovery of entropy under the -N variants keeps diversity "
-        "*within* a model's common way of answering. Where the -N runs move onto the stepwise "
-        "path as GRPO's do, that path is nearly deterministic token by token, so their entropy "
-        "falls with GRPO's; and answer-level entropy cannot separate algorithms whose models "
-        "are right on nearly every sample (a problem with one right answer then has zero "
-        "answer entropy)."),
+        "*Entropy.* Hypothesis: the paper's recovery of entropy under the -N variants is "
+        "diversity kept *within* a model's common way of answering; where the -N runs move "
+        "onto the stepwise path as GRPO's do, a path nearly deterministic token by token, "
+        "their entropy falls with GRPO's, and answer-level entropy cannot separate models that "
+        "are right on nearly every sample. What would test it: the token entropy split by path "
+        "(not measured yet: the reading mixes the share of each path with the sharpness along "
+        "it), and runs on a base whose common path stays the better one, where the hypothesis "
+        "predicts that the -N variants keep more entropy than GRPO."),
     ("lm_two_stages",): (
-        "*The two stages in a language model.* A hypothesis, and how the regimes chapter tests "
-        "it. In the toy, the explored good action's updates against the explored bad one lower "
-        "the rare action's probability through the softmax's normaliser: that is the "
-        "exploitation stage, and it needs three actions at one decision. With two paths at the "
-        "first character, a group in which every sample took the direct path shares that "
-        "character, its advantages sum to zero, and under GRPO it leaves the path choice "
-        "unmoved at first order. The chapter's three-path arm puts a bad explored path (a "
-        "guess) at the same decision and sets it against a control without it, with the toy's "
-        "prediction registered before the runs: if the hypothesis holds, the rare path's "
-        "probability dips in the arm and not in the control; the verdict above says whether it "
-        "did, and the arm's own table says by how much and when."),
+        "*The two stages in a language model.* Hypothesis: in the toy, the explored good "
+        "action's updates against the explored bad one lower the rare action's probability "
+        "through the softmax's normaliser (the exploitation stage), which needs three actions "
+        "at one decision; with two paths at the first character, a group in which every "
+        "sample took the direct path shares that character, its advantages sum to zero, and "
+        "under GRPO it leaves the path choice unmoved at first order. What tests it: the "
+        "regimes chapter's three-path arm, a bad explored path (a guess) at the same decision "
+        "set against a control without it, with the toy's prediction registered before the "
+        "runs; the hypothesis predicts a dip of the rare path's probability in the arm and not "
+        "in the control. The verdict above says whether it did, and the arm's own table by how "
+        "much and when."),
     ("case_study",): (
-        "*The case study.* A corrected step is our counterpart of the paper's recurring error. "
-        "A corrected sample is right, so GRPO pushes it up, but where the stepwise path's clean "
-        "samples are pushed up just as much and far outnumber it, GRPO gains no consistent "
-        "excess of corrected steps over GRPO-N."),
+        "*The case study.* Hypothesis: a corrected step (our counterpart of the paper's "
+        "recurring error) rides on a right answer, so GRPO pushes it up, but the stepwise "
+        "path's clean samples are pushed up as much and far outnumber it, so GRPO gains no "
+        "consistent excess of corrected steps over GRPO-N. What would test it: a base whose "
+        "corrected steps are as common as its clean ones among right stepwise answers, where "
+        "the hypothesis predicts that GRPO's share of corrected steps rises above GRPO-N's."),
 }
-"""What we think decides a claim that does not replicate here: each shown only when one of
-its claims is among ``not_replicated`` (measured on the sums testbed, verdict other than
+"""What we think decides a claim that does not replicate here, each a hypothesis with what
+would test it: shown only when one of its claims is among ``not_replicated`` (measured on the sums testbed, verdict other than
 *replicates*), so the page never explains an outcome this build did not produce."""
 
 
@@ -84,5 +103,6 @@ def hypotheses(table: pd.DataFrame) -> str:
     if not shown:
         return ("Every claim that the toy or the sums testbed measured replicates in this build: "
                 "there is nothing to explain.")
-    return ("What we think decides the claims that do not replicate in this build:\n\n"
+    return ("What we think decides the claims that do not replicate in this build, each a "
+            "hypothesis with what would test it:\n\n"
             + "\n".join(f"* {t}" for t in shown))
