@@ -17,7 +17,7 @@ NB ?=
 PARAMS ?=
 BENCH ?=
 
-.PHONY: reproduce test book lab bench clean install
+.PHONY: reproduce test book publish lab bench clean install
 
 install: $(STAMP) $(MATHJAX)
 
@@ -44,6 +44,12 @@ reproduce: install
 ## book: rebuild the HTML book from the notebooks already executed under PROFILE.
 book: install
 	$(PY) -m rlvr_dynamics.run --profile $(PROFILE) --book-only
+
+## publish: the one published book (build/publish/book): each chapter from the profile that
+##   book/publish.yaml names (the heavy ones from their own profiles), from what is on disk;
+##   nothing is recomputed, and a chapter missing or made by older code is named.
+publish: install
+	$(PY) -m rlvr_dynamics.run --publish
 
 ## test: the test suite, including every notebook executed under the smoke profile.
 test: install

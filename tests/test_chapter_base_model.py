@@ -226,3 +226,33 @@ def test_nucleus_text_counts_the_problems_whose_stepwise_path_is_cut(monkeypatch
     # a wider nucleus keeps the stepwise path on every problem
     wide = sentences.nucleus_text(nucleus, EvalSettings(n=1, temperature=0.6, top_p=0.995))
     assert "out of the nucleus on 0 of 3 problems" in wide
+
+
+def test_author_and_beyond_texts_state_the_authors_numbers():
+    text = sentences.author_text(AUTHOR)
+    assert "directly 95 % of the time and works stepwise 5 %" in text
+    assert "at most 2 carry units" in text and "with probability 0.3" in text
+    assert "probability 0.02 per step" in text and "with probability 0.03" in text
+    assert "passes on every carry unit" in sentences.author_text(Author(carry_cap=None))
+    splits = bm.problem_splits(TASK, 10)
+    assert sentences.beyond_text(splits, AUTHOR).startswith(
+        "Every sum of 30 or more needs at least 3 carries")           # the cap of 2, plus one
+    assert sentences.beyond_text(splits, Author(carry_cap=0)).startswith(
+        "Every sum of 10 or more needs at least 1 carry ")
+    assert sentences.beyond_text(splits, Author(carry_cap=None)).startswith("No sum")
+
+
+def test_pretraining_text_states_the_config():
+    text = sentences.pretraining_text(bm.Params().config())
+    assert "4 layers of width 128 with 4 heads" in text
+    assert "2,000 steps, each of 128 corpus lines and 32 worked stepwise solutions" in text
+    assert "learning rate of 0.002 reached after 100 warm-up steps" in text
+
+
+def test_lengths_text_by_hand():
+    from rlvr_dynamics.tasks.base import Problem
+
+    # 3+7=10;10+5=15;15+9=24;#24 against #24: 26 characters against 3; 3+4=7;#7 against #7
+    split = {"test": [Problem("a", "3+7+5+9=", "24", {"terms": (3, 7, 5, 9)})],
+             "ood": [Problem("b", "3+4=", "7", {"terms": (3, 4)})]}
+    assert "by a factor of 8.7 on test and 4.0 on ood on average" in sentences.lengths_text(split)

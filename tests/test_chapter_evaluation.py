@@ -67,3 +67,19 @@ def test_table_settings_name_the_table():
     assert f"{P.table1_problems} problems per benchmark" in line
     assert sentences.passk_title(P, "table2").startswith("Pass@k, Table 2's models")
     assert sentences.log_n(P) == "log n = 5.55 for n = 256, log n = 2.08 for n = 8"
+
+
+def test_draws_text_states_the_draws_and_the_standard_error_bound():
+    text = sentences.draws_text(checks([], [], []))
+    assert text == (r"We draw $c$ 20,000 times for $n = 16$; the standard error of each mean is "
+                    r"at most $0.5/\sqrt{20000} \approx 0.0035$.")
+
+
+def test_models_text_names_each_model_and_where_a_sums_base_stops():
+    text = sentences.models_text(chapter.Params(), "table1")
+    assert "after 200 of its run's 800 steps of 64 sequences" in text
+    assert "after 800 of its run's 800 steps of 64 sequences" in text
+    assert sentences.models_text(chapter.Params(), "table2") == (
+        "Table 2's models in this build: `smollm2`.")
+    assert sentences.models_text(chapter.Params(table2_models=[]), "table2") == (
+        sentences.empty_table("table2"))

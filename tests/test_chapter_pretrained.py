@@ -95,8 +95,8 @@ def test_the_claims_are_checked_on_every_training_level(monkeypatch):
                  "also": [("a", f"w {test}")]},
                 {"claim": "ood", "ours": f"{ood} ours", "checks": [("o", "x")], "also": []}]
     monkeypatch.setattr(sentences.rp_sentences, "claim_rows", per_level)
-    monkeypatch.setattr(sentences.rp, "passk_long", lambda recs, ks: None)
-    monkeypatch.setattr(sentences.rp, "entropy_long", lambda recs: None)
+    monkeypatch.setattr(sentences.rp, "passk_problems", lambda recs, ks: None)
+    monkeypatch.setattr(sentences.rp, "entropy_problems", lambda recs: None)
     monkeypatch.setattr(sentences.rp, "mid_curve", lambda recs, ks: None)
     monkeypatch.setattr(sentences.tr_sentences, "verdict_rows", lambda dynamics: [])
     P = params("cpu-smollm2")
@@ -108,3 +108,9 @@ def test_the_claims_are_checked_on_every_training_level(monkeypatch):
     assert rows[0]["ours"] == f"{pairs} ours; {triples} ours"
     assert rows[1] == {"claim": "ood", "ours": f"{harder} ours", "checks": [("o", "x")],
                        "also": []}
+
+
+def test_the_verdict_rule_states_the_level_of_the_verdicts_interval(monkeypatch):
+    assert "its 95 % interval" in sentences.verdict_rule()
+    monkeypatch.setattr(sentences, "CONFIDENCE", 0.9)
+    assert "its 90 % interval" in sentences.verdict_rule()

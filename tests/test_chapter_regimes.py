@@ -510,3 +510,15 @@ def test_the_intro_says_whether_the_runs_can_say_never():
     short = sentences.scenario_intro({"arm": "control"}, ks, registered, 250)
     assert "2.5 times" in short and "not to say never" in short
     assert "runs no arm" in sentences.scenario_intro({}, ks, registered, 450)
+
+
+def test_the_verdict_rules_and_the_ordering_state_their_constants():
+    """The rules of the verdicts per regime and of the ordering against the toy, stated with
+    the values of the constants that decide them."""
+    rules = sentences.verdict_rules()
+    assert f"a {100 * stats.CONFIDENCE:.0f} % Student-t interval" in rules
+    assert f"({chapter.SHRINK_MARGIN:g} points of Pass@k, `SHRINK_MARGIN`;" in rules
+    assert f"{chapter.ENTROPY_MARGIN:g} nats, `ENTROPY_MARGIN`" in rules
+    assert f"outside {stats.BOUNDS[0]:g}-{stats.BOUNDS[1]:g} %" in rules
+    assert (f"the toy's within {100 * chapter.TOY_SAME:.0f} %."
+            in sentences.same_ordering_text())

@@ -74,6 +74,27 @@ def test_spread_states_seeds_and_the_standard_error_bound(P):
     assert f"= {0.5 / P.seeds ** 0.5:.3f}" in text and "central 80% of seeds" in text
 
 
+def test_settings_table_states_this_builds_values():
+    """The table of the settings the paper leaves unsaid reads them from the parameters and
+    from the simulator's Adam, one row each."""
+    P = chapter.Params(**{**TINY, "seeds": 7, "expansion_steps": 33, "pi0": [0.6, 0.1, 0.3]})
+    table = sentences.settings_table(P)
+    rows = table.splitlines()
+    assert len(rows) == 2 + 6 and all(r.startswith("| ") and r.endswith(" |") for r in rows[2:])
+    assert "$\\pi_0 = (0.6, 0.1, 0.3)$" in table and "$r = (0.5, 1, 0)$" in table
+    assert f"| {P.steps} (33 for the phase diagram) |" in table
+    assert f"7 runs per curve (`seeds`), {P.expansion_seeds} per cell" in table
+    b1, b2 = toy.ADAM_BETAS
+    assert f"$\\beta = ({b1:g}, {b2:g})$, $\\epsilon = 10^{{-8}}$" in table
+
+
+def test_stage_checks_text_states_the_windows_and_the_interval():
+    text = sentences.stage_checks_text()
+    assert (f"the first {chapter.EARLY_STEPS} and the last {chapter.LATE_STEPS} steps"
+            in text)
+    assert f"its {100 * stats.CONFIDENCE:.0f} % Student-t interval" in text
+
+
 def test_expansion_table_reads_medians_shares_and_peaks():
     mean = np.zeros((6, 2, 3))
     mean[:, 0] = [[0.5, 0.1, 0.4], [0.7, 0.05, 0.25], [0.6, 0.3, 0.1], [0.3, 0.6, 0.1],

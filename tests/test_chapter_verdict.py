@@ -24,6 +24,11 @@ def test_the_verdict_page_explains_only_what_did_not_replicate():
     assert "nothing to explain" in sentences.hypotheses(table)
 
 
+def test_a_check_is_stated_with_its_confidence():
+    assert (f"with its {100 * stats.CONFIDENCE:.0f} % Student-t interval"
+            in sentences.checks_text())
+
+
 @pytest.fixture
 def recorded(tmp_path, monkeypatch):
     """Two chapters' verdicts under the profile "t": a partly replicated claim with a check
@@ -73,12 +78,15 @@ def test_the_verdict_table_has_one_row_per_claim_and_its_verdict_in_the_open(rec
     assert f"color: {figures.VERDICT_COLORS['partly']}" in html
 
 
-def test_another_profiles_verdicts_are_shown_apart_or_how_to_make_them(recorded, monkeypatch):
+def test_another_profiles_verdicts_are_shown_apart_or_how_to_make_them(recorded, monkeypatch,
+                                                                       tmp_path):
     """The real model's verdicts (its own profile) are shown beside this build's when they
     were recorded with this code; otherwise the page says how to make them; an unknown profile
     is refused by name."""
     from rlvr_dynamics import store
-    monkeypatch.setattr(chapter.profiles, "available_profiles", lambda: ["t", "cpu", "other"])
+    for name in ("t", "other", "cpu"):
+        (tmp_path / f"{name}.yaml").write_text("description: x\n")
+    monkeypatch.setattr(chapter, "CONFIGS", tmp_path)
     P = chapter.Params(profile="cpu", beside=["t", "other", "cpu"])
     shown = chapter.beside(P)
     assert list(shown) == ["t", "other"]  # the build's own profile is not shown twice

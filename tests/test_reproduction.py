@@ -7,7 +7,7 @@ import pytest
 from rlvr_dynamics import boundary, stats, toy, verdicts
 from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import ParameterError
-from rlvr_dynamics.chapters.reproduction import sentences
+from rlvr_dynamics.chapters.reproduction import claims, sentences
 from rlvr_dynamics.profiles import resolve
 
 
@@ -230,6 +230,27 @@ def test_a_check_that_can_inform_reaches_every_verdict_and_one_that_cannot_does_
     assert "GRPO gives no mass to correct step-by-step answers" in empty["case_study"]["checks"][0][0]
 
 
+def test_a_claim_on_few_problems_carries_their_variance():
+    """Per-problem rows: the same seed means as before, an interval that covers the problems
+    too; a gain that rests on one problem of four no longer replicates."""
+    def per_problem(gains: list[float]) -> pd.DataFrame:
+        return pd.DataFrame([{"setting": "s", "benchmark": "t", "model": m, "seed": seed,
+                              "problem": f"p{i}", "k": 1, "pass@k": 50 + g + 0.1 * seed}
+                             for m, gs in (("Base", [0.0] * 4), ("GRPO", gains))
+                             for seed in range(3) for i, g in enumerate(gs)])
+    spread, even = per_problem([40.0, 0.0, 0.0, 0.0]), per_problem([10.0] * 4)
+    for long in (spread, even):
+        assert claims.values(long, "pass@k")["GRPO"] == pytest.approx([60.0, 60.1, 60.2])
+    mid = pd.DataFrame({"setting": ["s"] * 2, "benchmark": ["t", "o"], "model": ["Base"] * 2,
+                        "seed": [0, 0], "k": [1, 1], "pass@k": [50.0, 50.0]})
+    entropy = pd.DataFrame(columns=["setting", "benchmark", "model", "seed", "answer entropy"])
+    gain = {name: claims.setting_checks(long, mid, entropy, "s", "t", "o", 1)["pass1_gain"].checks[0]
+            for name, long in (("spread", spread), ("even", even))}
+    assert gain["even"].verdict == stats.REPLICATES
+    assert gain["spread"].verdict == stats.UNDECIDED
+    assert gain["spread"].effect.estimate == pytest.approx(gain["even"].effect.estimate)
+
+
 def test_the_mid_curve_k_is_where_the_base_is_closest_to_half():
     base = exact_recs({"a": 0.01, "b": 0.5})
     k = rp.base_mid_k([base], [1, 2, 4])
@@ -239,8 +260,8 @@ def test_the_mid_curve_k_is_where_the_base_is_closest_to_half():
     mid = rp.mid_curve({("s", "t", rp.BASE, 0): base, ("s", "t", "GRPO", 0): exact_recs(
         {"a": 1.0, "b": 0.5})}, [1])
     assert set(mid["k"]) == {k}
-    assert mid.set_index("model").loc["GRPO", "pass@k"] == pytest.approx(
-        100 * np.mean([1.0, 1 - 0.5 ** k]))
+    assert mid.groupby("model")["pass@k"].mean()["GRPO"] == pytest.approx(
+        100 * np.mean([1.0, 1 - 0.5 ** k]))  # one row per problem
     sampled = recs({"a": [True, False, False, False], "b": [False] * 4})  # 4 samples each
     assert rp.base_mid_k([sampled], [1, 2, 4, 8]) == 4  # 12.5, 25, 50 %; 8 > n is not usable
 
@@ -387,3 +408,53 @@ def test_each_path_is_a_trace_and_is_drawn():
     assert set(rp.PATHS) <= set(sums.TRACES)
     assert list(figures.PATH_STYLE) == list(rp.PATHS)
     assert len({(c, ls) for _, c, ls in figures.PATH_STYLE.values()}) == len(rp.PATHS)
+
+
+def test_the_stepwise_path_the_stages_and_the_knob_in_words(monkeypatch, tmp_path):
+    """The base's stepwise share and its accuracy when taken, from probabilities (the traces'
+    masses, every base evaluation and no other model) or from samples' texts; the share of
+    training problems beyond the direct path and a group's chance of a stepwise sample; the
+    measured problems' operands; the knob's runs and, where the reference build ran the
+    profile, their minutes at its training chapter's cost per run."""
+    from types import SimpleNamespace
+
+    from rlvr_dynamics import registry
+    from rlvr_dynamics.chapters import training as tr
+    from rlvr_dynamics.tasks import sums
+
+    walk = {"stepwise_right": 0.04, "stepwise_wrong": 0.01}
+    exact = {("full", "t", rp.BASE, 0): exact_recs({"a": 0.5, "b": 0.5}, walk),
+             ("full", "t", rp.BASE, 1): exact_recs({"a": 0.5}, {"stepwise_right": 0.1}),
+             ("full", "t", "GRPO", 0): exact_recs({"a": 1.0}, {"stepwise_right": 1.0})}
+    assert rp.base_stepwise(exact, "t", "full") == pytest.approx((0.2 / 3, 0.18 / 0.2))
+    sampled = {("full", "t", rp.BASE, 0): pd.DataFrame(
+        {"text": ["1+2=3;#3", "1+2=4;#4", "#3", "#3"], "correct": [True, False, True, False]})}
+    assert rp.base_stepwise(sampled, "t", "full") == (0.5, 0.5)
+    s = rp.Setting(temperature=1.0, top_p=1.0)
+    assert sentences.base_stepwise_text(sampled, "t", "full", s) == (
+        "Under the full setting (T = 1, top-p 1) the base takes the stepwise path 50.0% of the "
+        "time on t, and is right 50% of the time when it does.")
+    direct = {("full", "t", rp.BASE, 0): pd.DataFrame({"text": ["#3"], "correct": [True]})}
+    assert sentences.base_stepwise_text(direct, "t", "full", s).endswith(
+        "stepwise path 0.0% of the time on t.")
+    T = tr.Params.check({})
+    train = registry.training_task(None, T.base()).problems("train")
+    hard = np.mean([sums.direct_success(p.meta["terms"], sums.Author()) == 0 for p in train])
+    text = sentences.stages_text(sampled, "t", "full", T)
+    assert text.startswith(f"{hard:.0%} of the training problems lie beyond the direct path")
+    assert (f"With {T.num_generations} rollouts per prompt and a stepwise share of 0.500 (the "
+            f"base under the full setting, above), a group holds a stepwise sample "
+            f"{1 - 0.5 ** T.num_generations:.0%} of the time") in text
+    chosen = {"t": [SimpleNamespace(meta={"terms": t}) for t in ((1, 2, 3), (1, 2, 3, 4))],
+              "o": [SimpleNamespace(meta={"terms": (1,) * 7})]}
+    assert sentences.operands_text(chosen) == "Operands per problem: t, 3-4; o, 7."
+    costs = tmp_path / "costs.yaml"
+    costs.write_text("profile: cpu\nminutes: {training: 9.0}\n")
+    monkeypatch.setattr(sentences, "REFERENCE_COSTS", costs)
+    P = rp.Params(knob_algorithms=["grpo", "grpo_n"])
+    assert len(T.seeds) == 3 and len(T.runs()) == 18
+    assert sentences.knob_cost_text(P, T) == (
+        "The knob trains 6 more runs per group size (2 algorithms × 3 seeds): about 3 minutes per "
+        "group size at the training chapter's cost per run in the reference build "
+        "(`book/reference_costs.yaml`: 9 minutes for its 18 runs).")
+    assert sentences.knob_cost_text(rp.Params(profile="smoke"), T).endswith("× 3 seeds).")

@@ -2,8 +2,9 @@
 results the store set aside."""
 import nbformat
 import pytest
+import yaml
 
-from rlvr_dynamics import run
+from rlvr_dynamics import profiles, run
 
 
 @pytest.mark.parametrize("seconds, says", [(30, "0.5 min here against 2.0 min there, 1.5 "
@@ -20,7 +21,7 @@ def test_the_run_report_compares_with_the_reference_build(tmp_path, monkeypatch,
     (tmp_path / "notebooks").mkdir()
     nbformat.write(nb, tmp_path / "notebooks" / "theory.ipynb")
     report = run.run_report("cpu", tmp_path)
-    assert f"| theory |  | {seconds / 60:.1f} min | 2.0 min |" in report
+    assert f"| theory | cpu | - |  | {seconds / 60:.1f} min | 2.0 min |" in report
     assert f"Against the reference build (the old one): the chapters both ran took {says}" \
         in report
     assert "reference build" not in run.run_report("smoke", tmp_path)
@@ -50,3 +51,123 @@ def test_the_run_report_lists_damaged_results_set_aside(tmp_path, monkeypatch):
     store.obtain(e, compute)
     report = run.run_report("smoke", tmp_path)
     assert ", computed again" in report and "not computed again yet" not in report
+
+
+def test_the_rerun_page_gets_the_other_profiles_costs_from_their_measurements(tmp_path):
+    """Each measured profile's row: when, at which commit and how it was measured (with its
+    section of the lab notebook), what ran, its wall time (in hours to a tenth where it was
+    approximate) and its timed parts with the range of their single runs."""
+    record = tmp_path / "costs.yaml"
+    record.write_text(
+        "- {profile: cpu-map, date: 2026-12-04, commit: abc1234, lab_notebook: 27, how: on 2 "
+        "cores, what: a grid, minutes: 162, about: true}\n"
+        "- {profile: cpu-smollm2, date: 2026-12-05, commit: def5678, lab_notebook: 28, how: "
+        "alone, what: six runs, minutes: 117, parts: [{part: the runs, minutes: 98, runs: "
+        "{GRPO: [29.5, 27.7]}}, {part: the rest, minutes: 11.4}]}\n")
+    md = run.profile_costs_md(record)
+    assert ("| `cpu-map` | 2026-12-04, code of commit abc1234, on 2 cores (lab notebook, section "
+            "27) | a grid | about 2.7 h | - |") in md
+    assert ("| six runs | 1 h 57 min | the runs 98 min (GRPO 27.7-29.5 min a run); the rest "
+            "11.4 min |") in md
+
+
+def test_every_measured_profile_cost_names_a_profile_its_commit_and_its_lab_notebook_section():
+    """The record the rerun page's costs come from: known profiles, each measurement dated,
+    with its commit and a section of the lab notebook that exists; the page has the marker."""
+    lab = (run.REPO / "docs" / "experiments" / "cpu_scale.md").read_text()
+    for e in yaml.safe_load(run.PROFILE_COSTS.read_text()):
+        assert e["profile"] in profiles.available_profiles()
+        assert e["date"] and e["commit"] and e["minutes"] > 0
+        assert f"\n## {e['lab_notebook']}. " in lab
+    assert run.MEASURED in (run.BOOK / "rerun.md").read_text()
+
+
+def executed(builds, profile: str, name: str, **made) -> None:
+    """An executed notebook of chapter ``name`` under ``profile`` in ``builds``, stamped as
+    this checkout would stamp it (``run.stamp``), with ``made`` overriding the stamp."""
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell(f"# {name}"), nbformat.v4.new_code_cell("1")],
+        metadata={"papermill": {"duration": 600, "end_time": "2026-12-05T12:00:00"},
+                  run.STAMP: {**run.stamp(profile, name), **made}})
+    folder = builds / profile / "book" / "notebooks"
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / f"{name}.ipynb")
+
+
+def test_the_published_book_takes_each_chapter_from_its_profile_and_says_so(tmp_path,
+                                                                            monkeypatch):
+    """Each chapter from the profile the publish file names, headed by where its numbers come
+    from; one made by older code is shown with a warning, one its profile never executed
+    falls back to the default's and is named; nothing is executed."""
+    monkeypatch.setattr(run, "chapters", lambda: ["theory", "pretrained"])
+    builds, root = tmp_path / "build", tmp_path / "publish"
+    executed(builds, "cpu", "theory")
+    executed(builds, "cpu", "pretrained")
+    executed(builds, "cpu-smollm2", "pretrained")
+    report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
+    assert report == {"theory": {"profile": "cpu", "state": "current"},
+                      "pretrained": {"profile": "cpu-smollm2", "state": "current"}}
+    page = nbformat.read(root / "notebooks" / "pretrained.ipynb", as_version=4)
+    assert page.cells[0].source == "# pretrained"
+    head = page.cells[1].source
+    assert head.startswith("*The numbers on this page come from the `cpu-smollm2` profile*: "
+                           "executed 2026-12-05 12:00 UTC")
+    assert "in 10.0 minutes" in head and "make reproduce PROFILE=cpu-smollm2" in head
+    assert "warning" not in head
+    executed(builds, "cpu-smollm2", "pretrained", code="older")
+    report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
+    assert report["pretrained"]["state"] == "older code"
+    head = nbformat.read(root / "notebooks" / "pretrained.ipynb", as_version=4).cells[1].source
+    assert ":::{warning}\nThis page was computed by older code" in head
+    (builds / "cpu-smollm2" / "book" / "notebooks" / "pretrained.ipynb").unlink()
+    report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
+    assert report["pretrained"]["profile"] == "cpu"
+    assert "cpu-smollm2 has not executed it: make reproduce PROFILE=cpu-smollm2" in \
+        report["pretrained"]["state"]
+    (builds / "cpu" / "book" / "notebooks" / "theory.ipynb").unlink()
+    assert run.assemble("cpu", {}, root, builds)["theory"]["state"].startswith("missing")
+    assert not (root / "notebooks" / "theory.ipynb").exists()
+
+
+def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
+    default, chosen, refresh = run.published_from()
+    assert default == "cpu" and chosen == {"regimes": "cpu-map", "pretrained": "cpu-smollm2"}
+    assert refresh == ["verdict"]
+    bad = tmp_path / "publish.yaml"
+    bad.write_text("default: cpu\nchapters: {regimes: cpu-mpa}\n")
+    with pytest.raises(run.ParameterError, match="regimes names the profile 'cpu-mpa'"):
+        run.published_from(bad)
+    bad.write_text("default: cpu\nchapters: {regime: cpu-map}\n")
+    with pytest.raises(run.ParameterError, match=r"unknown chapter\(s\) \['regime'\]"):
+        run.published_from(bad)
+
+
+def test_the_workflow_runs_each_heavy_profile_apart_and_publishes_one_book():
+    """The workflow (it cannot run here): the default build as before, one job per profile the
+    publish file shows chapters from, resumable through the cache and saved even when cut off,
+    each handing its executed notebooks and verdicts to the job that runs `make publish` and
+    uploads that book."""
+    flow = yaml.safe_load((run.REPO / ".github" / "workflows" / "book.yml").read_text())
+    jobs = flow["jobs"]
+    _, chosen, _ = run.published_from()
+    steps = {name: [s.get("run", "") + str(s.get("uses", "")) for s in job["steps"]]
+             for name, job in jobs.items()}
+    assert any("make reproduce PROFILE=cpu " in s for s in steps["build"])
+    heavy = jobs["heavy"]
+    assert sorted(heavy["strategy"]["matrix"]["profile"]) == sorted(set(chosen.values()))
+    assert heavy["timeout-minutes"] < 360  # the hosted runners' limit
+    by_use = {str(s.get("uses", "")).split("@")[0]: s for s in heavy["steps"]}
+    restore, save = by_use["actions/cache/restore"], by_use["actions/cache/save"]
+    assert "hashFiles('src/**'" in restore["with"]["key"] and restore["with"]["restore-keys"]
+    assert save["if"] == "always()" and save["with"]["path"] == restore["with"]["path"]
+    uploads = [s for job in ("build", "heavy") for s in jobs[job]["steps"]
+               if str(s.get("uses", "")).startswith("actions/upload-artifact")]
+    assert all("book/notebooks" in u["with"]["path"] and "verdicts" in u["with"]["path"]
+               for u in uploads) and len(uploads) == 2
+    publish = jobs["publish"]
+    assert set(publish["needs"]) == {"build", "heavy"}
+    assert any("download-artifact" in s for s in steps["publish"])
+    assert any(s.startswith("make publish") for s in steps["publish"])
+    pages = [s for s in publish["steps"] if "upload-pages-artifact" in str(s.get("uses", ""))]
+    assert pages[0]["with"]["path"] == "build/publish/book/_build/html"
+    assert jobs["deploy"]["needs"] == "publish"

@@ -472,3 +472,48 @@ def test_rollouts_come_from_the_project_sampler_seeded_by_the_update(tiny, tmp_p
     trainer.top_k = 5
     assert trainer._generate_single_turn(ids, None, {}, G)[0] == [[1]] * len(ids)
     assert len(calls) == 1
+
+
+def test_the_settings_sentences_follow_the_parameters(monkeypatch):
+    """The paper profile's unsaid settings and batches in TRL's terms, what a profile keeps of
+    the paper's settings and what it changes, why its learning rate is not the paper's (with
+    the base's mean absolute weight; nothing under the paper's rate), and the clip fraction
+    per algorithm, mean over steps and seeds."""
+    import numpy as np
+
+    from rlvr_dynamics.chapters import training as chapter
+    from rlvr_dynamics.chapters.training import sentences
+    from rlvr_dynamics.profiles import plan
+
+    paper = {"num_generations": 4, "generation_batch": 4096, "update_batch": 1024, "steps": 21,
+             "weight_decay": 0.1, "dual_clip": 2.0, "eval_every": 3}
+    text = sentences.paper_text(paper)
+    assert "weight decay 0.1, a dual-clip bound of 2 " in text
+    assert "21 steps evaluated every 3: 3 epochs of MATH's 7,500 training problems, 7 batches of " \
+           "1,024 prompts each" in text  # 7,500 // 1,024 = 7 full batches an epoch
+    assert "1,024 prompts × 4 rollouts is a generation batch of 4,096, and mini-batches of 256 " \
+           "prompts are updates of 1,024 completions, hence 4 optimizer updates" in text
+    P = chapter.Params.check({})
+    text = sentences.scale_text(P)
+    assert text.startswith("Under the `cpu` profile the runs keep the paper's 8 rollouts per "
+                           "prompt, 4 updates per generation batch, clip ratio 0.2 (dual clip 3)")
+    assert "; they use `sums-base` as the base, 8 prompts per step, 100 steps" in text
+    assert text.endswith("a learning rate of 3e-05 in place of the paper's.")
+    paper_P = chapter.Params.parse(plan("paper", ["training"])["training"])
+    assert "in place of" not in sentences.scale_text(paper_P)
+    assert chapter.paper_rate_travel(paper_P) is None
+    assert sentences.learning_rate_text(paper_P, None) == ""
+    layer = torch.nn.Linear(4, 4)
+    with torch.no_grad():
+        layer.weight.fill_(-0.02)
+        layer.bias.fill_(5.0)  # not a matrix: left out
+    monkeypatch.setattr(chapter.registry, "load_model", lambda spec, profile: (layer, None))
+    assert sentences.learning_rate_text(P, chapter.paper_rate_travel(P)) == (
+        "At the paper's learning rate of 1e-06, Adam moves each weight by about the learning rate "
+        "per update, some 4e-04 over our 400 updates, against a mean absolute weight of 2e-02 in "
+        "the base's weight matrices: nothing would happen. The runs use 3e-05.")
+    run = [{"step": 0, "greedy_accuracy": 0.5}, *({"step": t, "clip_fraction": c}
+                                                  for t, c in ((1, 0.0), (2, 0.02)))]
+    other = [{"step": 0}, *({"step": t, "clip_fraction": 0.04} for t in (1, 2))]
+    text = sentences.clip_text({"GRPO": [run, other], "GSPO": [[{"step": 0}]]})
+    assert text.endswith(f"GRPO {np.mean([0.0, 0.02, 0.04, 0.04]):.2%}.") and "GSPO" not in text

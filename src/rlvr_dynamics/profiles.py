@@ -22,9 +22,8 @@ import jupytext
 import yaml
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.chapters import NAMES, ParameterError, params_class
+from rlvr_dynamics.chapters import CONFIGS, NAMES, ParameterError, params_class
 
-CONFIGS = REPO / "configs"
 NOTEBOOKS = REPO / "notebooks"
 
 

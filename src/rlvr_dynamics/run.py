@@ -3,13 +3,17 @@
     python -m rlvr_dynamics.run --profile cpu                       # everything
     python -m rlvr_dynamics.run --profile cpu --nb toy_dynamics --param seeds=1000
     python -m rlvr_dynamics.run --profile cpu --book-only           # rebuild pages only
+    python -m rlvr_dynamics.run --publish      # one book from every profile's executed chapters
     python -m rlvr_dynamics.run train --profile paper --algorithm grpo_n --seed 1   # one run
     python -m rlvr_dynamics.run train --profile paper --config <launch file>        # any run
 
 Every selected notebook's parameters are resolved and validated before the first one runs
 (``profiles.plan``), and each chapter is handed those of the chapters it reads.
 Executed notebooks go to ``build/<profile>/book/notebooks/`` (a failed one to
-``build/<profile>/failed/``); the book is built from them without re-executing anything.
+``build/<profile>/failed/``), each stamped with its profile, commit and code (``stamp``); the
+book is built from them without re-executing anything. The published book
+(``build/publish/book``, ``publish``) takes each chapter from the profile ``book/publish.yaml``
+names, says so on its first lines, and marks a chapter made by older code.
 """
 from __future__ import annotations
 
@@ -32,9 +36,10 @@ import papermill
 import yaml
 
 from rlvr_dynamics import REPO, verdicts
-from rlvr_dynamics.chapters import ParameterError, params_class
-from rlvr_dynamics.profiles import plan, profile_chapters
-from rlvr_dynamics.store import damaged_set_aside, read_json, stale_reused
+from rlvr_dynamics.chapters import REFERENCE_COSTS, ParameterError, params_class
+from rlvr_dynamics.profiles import available_profiles, plan, profile_chapters
+from rlvr_dynamics.store import (code_fingerprint, damaged_set_aside, digest, read_json,
+                                 stale_reused)
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.run import train
 
@@ -43,10 +48,11 @@ log = logging.getLogger("rlvr_dynamics.run")
 BOOK = REPO / "book"
 MATHJAX = REPO / ".cache" / "mathjax" / "node_modules" / "mathjax" / "es5"
 MATHJAX_PARTS = ["tex-mml-chtml.js", "input", "output/chtml", "ui"]
-REFERENCE_COSTS = BOOK / "reference_costs.yaml"
-"""Minutes per chapter of the build each run report of the same profile is compared with."""
 FINDINGS = "<!-- findings: written here from the verdict records by rlvr_dynamics.run -->"
 COSTS = "<!-- costs: written here from this build's executed notebooks by rlvr_dynamics.run -->"
+PROFILE_COSTS = BOOK / "profile_costs.yaml"
+"""What the profiles the default build does not run cost, one entry per measurement."""
+MEASURED = "<!-- profile costs: written here from book/profile_costs.yaml by rlvr_dynamics.run -->"
 
 
 def chapters() -> list[str]:
@@ -100,6 +106,7 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
             log.error("%s failed; the executed notebook is at %s", notebook, failed)
         raise
     nb = nbformat.read(running, as_version=4)
+    nb.metadata[STAMP] = stamp(profile, notebook)
     for cell in nb.cells:  # the book shows the injected values, folded, not the defaults
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
         if "parameters" in tags and "remove-cell" not in tags:
@@ -110,6 +117,28 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     nbformat.write(nb, running)
     os.replace(running, done)
     return done
+
+
+STAMP = "rlvr_dynamics"
+"""The executed notebook's metadata key for what made it (``stamp``)."""
+
+
+def commit() -> str:
+    """The checkout's short commit, with "+changes" where tracked files differ from it."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
+                            "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    return head + ("+changes" if dirty else "")
+
+
+def stamp(profile: str, notebook: str) -> dict[str, str]:
+    """What made an executed notebook: its profile, the commit, and the fingerprints of the
+    chapter's code (``store.code_fingerprint``) and of its source; ``publish`` compares the
+    last two with the checkout's."""
+    return {"profile": profile, "commit": commit(),
+            "code": code_fingerprint(f"rlvr_dynamics.chapters.{notebook}"),
+            "source": digest(REPO / "notebooks" / f"{notebook}.md")}
 
 
 def parameters_source(parameters: dict[str, Any]) -> str:
@@ -124,8 +153,10 @@ def parameters_source(parameters: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def build_book(profile: str) -> Path:
-    """Build the HTML book from the notebooks executed under ``profile``."""
+def build_book(profile: str, verdicts_of: str | None = None) -> Path:
+    """Build the HTML book from the notebooks executed under ``profile`` (``build/<profile>/
+    book/notebooks/``), its front page's findings from the verdicts ``verdicts_of`` recorded
+    (default: ``profile``'s)."""
     root = REPO / "build" / profile / "book"
     executed = {p.stem for p in (root / "notebooks").glob("*.ipynb")}
     missing = [c for c in chapters() if c not in executed]
@@ -156,9 +187,10 @@ def build_book(profile: str) -> Path:
     (root / "run_report.md").write_text(run_report(profile, root))
     intro = root / "intro.md"  # the findings are written from the verdict records, not by hand
     intro.write_text(intro.read_text().replace(
-        FINDINGS, verdicts.findings(verdicts.table(profile), profile)))
+        FINDINGS, verdicts.findings(verdicts.table(verdicts_of or profile), verdicts_of or profile)))
     rerun = root / "rerun.md"  # and the costs from this build's executed notebooks
-    rerun.write_text(rerun.read_text().replace(COSTS, costs_md(profile, root)))
+    rerun.write_text(rerun.read_text().replace(COSTS, costs_md(profile, root))
+                     .replace(MEASURED, profile_costs_md()))
     cmd = [str(Path(sys.executable).with_name("jupyter-book")), "build", str(root),
            "--warningiserror", "--nitpick", "--keep-going", "--quiet"]
     log.info("building the book: %s", " ".join(cmd))
@@ -166,14 +198,111 @@ def build_book(profile: str) -> Path:
     return root / "_build" / "html" / "index.html"
 
 
+PUBLISH = BOOK / "publish.yaml"
+"""The published book: its default profile and the chapters shown from other profiles."""
+
+
+def published_from(path: Path = PUBLISH) -> tuple[str, dict[str, str], list[str]]:
+    """(the default profile, chapter -> the profile whose execution the published book shows,
+    the default's chapters to execute again first: those that only read what the others
+    recorded, e.g. the verdicts), checked: every chapter and profile named must exist."""
+    spec = yaml.safe_load(path.read_text())
+    default, chosen = spec["default"], dict(spec.get("chapters") or {})
+    refresh = list(spec.get("refresh") or [])
+    known = available_profiles()
+    for name, profile in [("default", default), *chosen.items()]:
+        if profile not in known:
+            raise ParameterError(f"{path}: {name} names the profile {profile!r}; known: {known}")
+    unknown = sorted((set(chosen) | set(refresh)) - set(chapters()))
+    if unknown:
+        raise ParameterError(f"{path}: unknown chapter(s) {unknown}; the book has {chapters()}")
+    return default, chosen, refresh
+
+
+def freshness(nb: nbformat.NotebookNode, notebook: str) -> str:
+    """"current" when an executed notebook was made by this checkout's chapter code and source
+    (its ``stamp``), else "older code"."""
+    made = nb.metadata.get(STAMP, {})
+    now = {"code": code_fingerprint(f"rlvr_dynamics.chapters.{notebook}"),
+           "source": digest(REPO / "notebooks" / f"{notebook}.md")}
+    return "current" if all(made.get(k) == v for k, v in now.items()) else "older code"
+
+
+def provenance_md(notebook: str, nb: nbformat.NotebookNode, state: str) -> str:
+    """The first lines of a published chapter: which profile, commit and date its numbers come
+    from, what they cost, and, where older code made them, a warning that says so."""
+    made, run = nb.metadata.get(STAMP, {}), nb.metadata.get("papermill", {})
+    profile = made.get("profile", "an unrecorded profile")
+    when = str(run.get("end_time", ""))[:16].replace("T", " ") or "an unrecorded time"
+    text = (f"*The numbers on this page come from the `{profile}` profile*: executed "
+            f"{when} UTC from commit `{made.get('commit', 'unrecorded')}`, in "
+            f"{(run.get('duration') or 0) / 60:.1f} minutes (with what earlier executions of "
+            f"that profile had stored); to make them: `make reproduce PROFILE={profile}`.")
+    if state != "current":
+        text += ("\n\n:::{warning}\nThis page was computed by older code than this book's: "
+                 "its numbers may not be what the current code gives. Run "
+                 f"`make reproduce PROFILE={profile}`, then `make publish`, to bring it up to "
+                 "date.\n:::")
+    return text
+
+
+def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = REPO / "build"
+             ) -> dict[str, dict[str, str]]:
+    """Put the published book's executed notebooks in ``root/notebooks``: each chapter's from
+    the profile ``chosen`` names (the ``default``'s where it names none, or where that profile
+    has not executed it; ``builds``: where each profile's ``book/notebooks`` are), each headed
+    by its ``provenance_md``. Returns chapter -> its profile
+    and state ("current", "older code", or "missing: ..." where no profile executed it)."""
+    out_dir = root / "notebooks"
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    report = {}
+    for name in chapters():
+        wanted = chosen.get(name, default)
+        path = next((builds / p / "book" / "notebooks" / f"{name}.ipynb"
+                     for p in dict.fromkeys([wanted, default])
+                     if (builds / p / "book" / "notebooks" / f"{name}.ipynb").is_file()), None)
+        if path is None:
+            report[name] = {"profile": wanted, "state": f"missing: make reproduce PROFILE={wanted}"}
+            continue
+        nb = nbformat.read(path, as_version=4)
+        state = freshness(nb, name)
+        shown = nb.metadata.get(STAMP, {}).get("profile", path.parents[2].name)
+        report[name] = {"profile": shown, "state": state if shown == wanted else
+                        f"{state}; {wanted} has not executed it: make reproduce PROFILE={wanted}"}
+        nb.cells.insert(1, nbformat.v4.new_markdown_cell(provenance_md(name, nb, state)))
+        nbformat.write(nb, out_dir / f"{name}.ipynb")
+    return report
+
+
+def publish(path: Path = PUBLISH) -> Path:
+    """The one published book (``PUBLISH``): every chapter from the profile it is shown from,
+    nothing recomputed (the chapters that only read records, e.g. the verdicts, executed again
+    under the default profile), each page saying where its numbers come from; what is missing
+    or was made by older code is logged and said on the page."""
+    default, chosen, refresh = published_from(path)
+    resolved = plan(default, refresh)
+    for name in refresh:  # cheap: they read what the chapters recorded
+        log.info("%s: executed again under %s, to read every profile's records", name, default)
+        execute(default, name, resolved[name])
+    report = assemble(default, chosen, REPO / "build" / "publish" / "book")
+    for name, r in report.items():
+        level = logging.INFO if r["state"] == "current" else logging.WARNING
+        log.log(level, "%s: from %s (%s)", name, r["profile"], r["state"])
+    return build_book("publish", verdicts_of=default)
+
+
 def executions(root: Path) -> dict[str, dict[str, Any]]:
     """chapter -> papermill's record of its execution in this build (``end_time``,
-    ``duration`` in seconds, ``parameters``), for every chapter executed, in book order."""
+    ``duration`` in seconds, ``parameters``) and what made it (``STAMP``: ``stamp``), for
+    every chapter executed, in book order."""
     out = {}
     for name in chapters():
         path = root / "notebooks" / f"{name}.ipynb"
         if path.is_file():
-            out[name] = nbformat.read(path, as_version=4).metadata.get("papermill", {})
+            meta = nbformat.read(path, as_version=4).metadata
+            out[name] = {**meta.get("papermill", {}), STAMP: meta.get(STAMP, {})}
     return out
 
 
@@ -189,16 +318,44 @@ def costs_md(profile: str, root: Path) -> str:
         f"| **all chapters** | | **{sum(minutes.values()):.1f} min** |", ""])
 
 
+def _wall_time(minutes: float, about: bool) -> str:
+    """A measured wall time for people: hours to a tenth where the measurement was
+    approximate (``about``), else hours and minutes."""
+    if about:
+        return f"about {minutes / 60:.1f} h"
+    hours, rest = divmod(round(minutes), 60)
+    return f"{hours} h {rest} min" if hours else f"{minutes:g} min"
+
+
+def profile_costs_md(path: Path = PROFILE_COSTS) -> str:
+    """The rerun page's table of what the profiles the default build does not run cost, from
+    their measurements (``PROFILE_COSTS``: profile, date, commit, how, the lab notebook's
+    section, what ran, ``minutes`` with ``about``, and the timed ``parts``, each with the
+    minutes of its single ``runs`` where timed)."""
+    rows = []
+    for e in yaml.safe_load(path.read_text()) or []:
+        parts = []
+        for part in e.get("parts", []):
+            runs = ", ".join(f"{name} {min(t):g}-{max(t):g} min a run"
+                             for name, t in part.get("runs", {}).items())
+            parts.append(f"{part['part']} {part['minutes']:g} min"
+                         + (f" ({runs})" if runs else ""))
+        rows.append(f"| `{e['profile']}` | {e['date']}, code of commit {e['commit']}, {e['how']} "
+                    f"(lab notebook, section {e['lab_notebook']}) | {e['what']} | "
+                    f"{_wall_time(e['minutes'], e.get('about', False))} | "
+                    f"{'; '.join(parts) or '-'} |")
+    return "\n".join(["| profile | measured | what ran | wall time | its parts |",
+                      "|---|---|---|---|---|", *rows, ""])
+
+
 def run_report(profile: str, root: Path) -> str:
     """A page recording how this build was made: commit, machine, time and parameters."""
-    commit = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                            capture_output=True, text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
-                           capture_output=True, text=True).stdout.strip()
+    head = commit()
     lines = [
         "# Run report", "",
-        f"This build was made under the **{profile}** profile from commit `{commit}`"
-        f"{' (with uncommitted changes)' if dirty else ''} on "
+        f"This build was made under the **{profile}** profile from commit "
+        f"`{head.removesuffix('+changes')}`"
+        f"{' (with uncommitted changes)' if head.endswith('+changes') else ''} on "
         f"{datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M} UTC, "
         f"on {platform.machine()} with {os.cpu_count()} CPU cores and Python "
         f"{platform.python_version()}.", "",
@@ -206,19 +363,22 @@ def run_report(profile: str, root: Path) -> str:
     reference = yaml.safe_load(REFERENCE_COSTS.read_text()) if REFERENCE_COSTS.is_file() else {}
     before = reference.get("minutes", {}) if reference.get("profile") == profile else {}
     extra = (" reference build |", "---|") if before else ("", "")
-    lines += [f"| chapter | executed at (UTC) | wall time |{extra[0]}", f"|---|---|---|{extra[1]}"]
+    lines += [f"| chapter | profile | commit | executed at (UTC) | wall time |{extra[0]}",
+              f"|---|---|---|---|---|{extra[1]}"]
     params_md, minutes = [], {}
     for name, meta in executions(root).items():
         minutes[name] = (meta.get("duration") or 0.0) / 60
         then = (f" {before[name]:.1f} min |" if name in before else " - |") if before else ""
-        lines.append(f"| {name} | {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
+        made = meta.get(STAMP, {})
+        lines.append(f"| {name} | {made.get('profile', profile)} | {made.get('commit', '-')} "
+                     f"| {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
                      f"| {minutes[name]:.1f} min |{then}")
         params = dict(meta.get("parameters", {}))
         reads = list(params.pop("upstream", {}))
         params_md += [f"**{name}**" + (f" (reads the parameters of: {', '.join(reads)})"
                                        if reads else ""), "", "```yaml",
                       yaml.safe_dump(params, sort_keys=True).strip(), "```", ""]
-    lines += [f"| **all chapters** | | **{sum(minutes.values()):.1f} min** |" +
+    lines += [f"| **all chapters** | | | | **{sum(minutes.values()):.1f} min** |" +
               (f" **{sum(before.values()):.1f} min** |" if before else ""), "",
               *_against_reference(minutes, before, reference.get("label", "")),
               "A chapter's wall time covers what it computed in that execution: results that "
@@ -327,6 +487,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--param", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--book-only", action="store_true", help="only rebuild the HTML book")
     ap.add_argument("--no-book", action="store_true", help="only execute the notebooks")
+    ap.add_argument("--publish", action="store_true",
+                    help="build the one published book (book/publish.yaml) from the notebooks "
+                         "every profile has executed, recomputing nothing")
     ap.add_argument("--reuse-stale", action="store_true",
                     help="keep finished results that older code computed (listed in the run "
                          "report) instead of recomputing them")
@@ -335,6 +498,13 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["RLVR_REUSE_STALE"] = "1"  # read by the store, in the kernels too
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s: %(message)s",
                         datefmt="%H:%M:%S")
+    if args.publish:
+        try:
+            print(f"The book: {publish()}")
+        except ParameterError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        return 0
     try:
         own = profile_chapters(args.profile)
         selected = ([n for arg in args.nb for n in arg.split(",") if n]

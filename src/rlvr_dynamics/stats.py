@@ -137,6 +137,34 @@ def two_sample(a, b, margin: float, kind: str = SUPERIORITY,
     return Effect(d, float(st.t.ppf(0.5 + confidence / 2, df) * se), float(df), margin, kind)
 
 
+def two_sample_problems(a, b, margin: float, kind: str = SUPERIORITY,
+                        confidence: float = CONFIDENCE) -> Effect:
+    """mean(a) - mean(b) of two models measured on the same problems, ``a`` and ``b`` arrays
+    (seeds, problems), with an interval that covers the problems too: Welch's over the seeds'
+    means (``two_sample``) plus the variance over problems of the paired difference (each
+    problem's mean over seeds, a's minus b's) over their number, degrees of freedom by
+    Welch-Satterthwaite over the three parts. The problem part also holds a share of the seed
+    noise, so the interval errs wide. Problems without a value (NaN) on either side are left
+    out. With one problem, ``two_sample``'s; with fewer than two seeds on a side, no
+    interval."""
+    a, b = np.atleast_2d(np.asarray(a, dtype=float)), np.atleast_2d(np.asarray(b, dtype=float))
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"a and b must hold the same problems, got {a.shape[1]} and {b.shape[1]}")
+    kept = ~(np.isnan(a).any(0) | np.isnan(b).any(0))
+    a, b = a[:, kept], b[:, kept]
+    seeds = two_sample(a.mean(1), b.mean(1), margin, kind, confidence)
+    problems = a.shape[1]
+    if math.isnan(seeds.half_width) or problems < 2:
+        return seeds
+    na, nb = len(a), len(b)
+    parts = [(a.mean(1).var(ddof=1) / na, na - 1), (b.mean(1).var(ddof=1) / nb, nb - 1),
+             ((a.mean(0) - b.mean(0)).var(ddof=1) / problems, problems - 1)]
+    var = sum(v for v, _ in parts)
+    df = var ** 2 / sum(v ** 2 / d for v, d in parts) if var > 0 else na + nb - 2
+    return Effect(seeds.estimate, float(st.t.ppf(0.5 + confidence / 2, df) * math.sqrt(var)),
+                  float(df), margin, kind)
+
+
 def leave_one_out(curves: pd.DataFrame) -> pd.DataFrame:
     """``curves``: a frame with one column per seed and one row per step (the steps
     every seed has, the start first). Per seed: the step after the start at which the mean of

@@ -21,12 +21,20 @@ from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from rlvr_dynamics import REPO
 from rlvr_dynamics.fields import (Int, ListOf, NonNegative, Positive, Probability, Real, Text,  # noqa: F401
                                   require)
 
 NAMES = ("theory", "toy_dynamics", "base_model", "evaluation", "training", "reproduction",
          "regimes", "pretrained", "verdict")
 """The chapters, in book order (``book/_toc.yml`` lists the same)."""
+
+CONFIGS = REPO / "configs"
+"""The profiles, one ``<name>.yaml`` each (read by ``profiles``)."""
+
+REFERENCE_COSTS = REPO / "book" / "reference_costs.yaml"
+"""Minutes per chapter of a reference build (its profile and commit inside): what each run
+report compares its build with, and what a chapter states of a cost it does not measure."""
 
 
 class ParameterError(ValueError):

@@ -1,14 +1,65 @@
-"""The base-model chapter's words: the base as loaded, how far pretraining converged, where the
-paper's evaluation setting cuts the rare path, and the closing claims beside what was measured,
-written from the chapter's results."""
+"""The base-model chapter's words: the author's habits and the sums beyond its direct path, the
+base's size and schedule, the base as loaded, how far pretraining converged, how much longer the
+rare path is, where the paper's evaluation setting cuts it, and the closing claims beside what was
+measured, written from the chapter's parameters and results."""
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 from rlvr_dynamics.chapters.base_model import (PAPER_SETTING, RL_SETTING, Base, Params,
-                                               summary)
+                                               direct_success_by_sum, summary)
 from rlvr_dynamics.evaluation import EvalSettings
+from rlvr_dynamics.pretrain import PretrainConfig
+from rlvr_dynamics.tasks.sums import Author, stepwise_completion
+
+
+def author_text(author: Author) -> str:
+    """The author's habits in numbers: how often it takes each path, how it carries on the
+    direct one and how it slips on the stepwise one."""
+    cap = ("passes on every carry unit of a column" if author.carry_cap is None else
+           f"passes on at most {author.carry_cap} carry units out of a column")
+    return (f"This author answers directly {100 * (1 - author.stepwise):g} % of the time and "
+            f"works stepwise {100 * author.stepwise:g} %. Answering directly it {cap} and "
+            f"forgets each unit it passes on with probability {author.carry_slip:g}; working "
+            f"stepwise it keeps a wrong partial sum with probability {author.step_slip:g} per "
+            f"step and corrects one in place (`!`) with probability {author.correction:g}.")
+
+
+def beyond_text(splits: dict[str, list], author: Author) -> str:
+    """The smallest sum of single digits that the direct path never gets right
+    (``direct_success_by_sum`` 0), up to the largest sum of ``splits``."""
+    sums = range(1, max(sum(p.meta["terms"]) for ps in splits.values() for p in ps) + 1)
+    beyond = [s for s, p in zip(sums, direct_success_by_sum(sums, author)) if p == 0]
+    if not beyond:
+        return ("No sum of these splits is beyond the direct path: its answers can be right "
+                "on every problem, if rarely.")
+    units = beyond[0] // 10
+    return (f"Every sum of {beyond[0]} or more needs at least {units} "
+            f"carr{'y' if units == 1 else 'ies'} out of the units column and is beyond the "
+            "direct path; only the stepwise path, which never carries more than one, reaches it.")
+
+
+def pretraining_text(cfg: PretrainConfig) -> str:
+    """The base's size and schedule as configured: layers, width and heads, the lines of each
+    step (the author's and the worked stepwise ones), the peak learning rate and warm-up."""
+    return (f"This base has {cfg.layers} layers of width {cfg.hidden} with {cfg.heads} heads "
+            f"and trains for {cfg.steps:,} steps, each of {cfg.batch} corpus lines and "
+            f"{round(cfg.worked * cfg.batch)} worked stepwise solutions, at a peak learning "
+            f"rate of {cfg.lr:g} reached after {cfg.warmup} warm-up steps.")
+
+
+def lengths_text(splits: dict[str, list]) -> str:
+    """How many times as long as the direct completion (``#`` and the answer) a slip-free
+    stepwise one (``sums.stepwise_completion``) is, on average over each split's problems, in
+    characters (the base's tokens)."""
+    clean, no_rng = Author(step_slip=0.0, correction=0.0), np.random.default_rng(0)
+    ratios = {s: np.mean([len(stepwise_completion(p.meta["terms"], clean, no_rng))
+                          / len(f"#{p.answer}") for p in ps]) for s, ps in splits.items()}
+    return ("In characters (the base's tokens), a slip-free stepwise completion is longer than "
+            "a direct one by a factor of " + " and ".join(f"{r:.1f} on {s}"
+                                                           for s, r in ratios.items())
+            + " on average.")
 
 
 def describe(base: Base) -> str:

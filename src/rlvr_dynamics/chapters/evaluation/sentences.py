@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 
+from rlvr_dynamics import registry
 from rlvr_dynamics.chapters.evaluation import (EstimatorChecks, Params, exact_gap,
                                                looks_unbiased, matches_exact, se_bound,
                                                table_params, worst_deviation)
+from rlvr_dynamics.pretrain import PretrainConfig
 
 NO_GRADER_CHECK = ("`benchmarks_dir` is not set: the check did not run in this build (see the "
                    "note below).")
@@ -30,6 +32,30 @@ def exact_line(check: EstimatorChecks) -> str:
 def deviation_caption(check: EstimatorChecks) -> str:
     """The caption of the second check's table."""
     return (f"mean estimate minus 1-(1-p)^k ({check.draws:,} draws of c, n = {check.n})")
+
+
+def draws_text(check: EstimatorChecks) -> str:
+    """The second check's draws and the bound 0.5/sqrt(draws) on each mean's standard error."""
+    return (f"We draw $c$ {check.draws:,} times for $n = {check.n}$; the standard error of each "
+            f"mean is at most $0.5/\\sqrt{{{check.draws}}} \\approx {se_bound(check.draws):.4f}$.")
+
+
+def models_text(P: Params, table: str) -> str:
+    """``table``'s models by label, a ``sums-base`` one with the step it stops at in its
+    pretraining run and that run's steps and batch."""
+    specs = [registry.spec_text(m) for m in table_params(P, table)["models"]]
+    if not specs:
+        return empty_table(table)
+    names, parts = registry.labels(specs), []
+    for spec in specs:
+        name, fields = registry.parse_spec(spec)
+        if name != registry.BASE_MODEL:
+            parts.append(f"`{names[spec]}`")
+            continue
+        steps = fields.get("steps", PretrainConfig.steps)
+        parts.append(f"`{names[spec]}`, after {fields.get('step', steps):,} of its run's "
+                     f"{steps:,} steps of {fields.get('batch', PretrainConfig.batch)} sequences")
+    return f"Table {table[-1]}'s models in this build: " + "; ".join(parts) + "."
 
 
 def estimator_text(check: EstimatorChecks) -> str:

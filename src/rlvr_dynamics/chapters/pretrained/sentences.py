@@ -1,6 +1,6 @@
 """The pretrained chapter's words: the settings its figures state, the rule's verdict on the
-training mix, what to do where the source profile has not run, and the rows it hands to
-``verdicts.record``."""
+training mix, what to do where the source profile has not run, what a verdict weighs, and the
+rows it hands to ``verdicts.record``."""
 from __future__ import annotations
 
 from typing import Any
@@ -13,6 +13,7 @@ from rlvr_dynamics.chapters.pretrained import Params, Results, fits
 from rlvr_dynamics.chapters.reproduction import sentences as rp_sentences
 from rlvr_dynamics.chapters.training import sentences as tr_sentences
 from rlvr_dynamics.chapters.training.sentences import run_settings
+from rlvr_dynamics.stats import CONFIDENCE
 
 
 def described(where: str, Q: Params, T: Any) -> str:
@@ -50,10 +51,16 @@ def mix_text(table: pd.DataFrame, P: Params) -> str:
 def how_to_run(P: Params) -> str:
     """What to do when ``P.source`` has not made this chapter's results on this machine."""
     return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it "
-            f"with other code), so this page shows no result. To make them (about 2 hours on "
-            f"2 cores; the book's page on rerunning gives the measured cost):\n\n"
+            f"with other code), so this page shows no result. To make them (long on a CPU: "
+            f"the book's page on rerunning gives the measured cost):\n\n"
             f"    make reproduce PROFILE={P.source}\n\nthen rebuild this book "
             f"(`make reproduce`): this chapter reads them back without computing anything.")
+
+
+def verdict_rule() -> str:
+    """What a verdict of the closing chapter weighs, with the level of its interval."""
+    return (f"A verdict weighs an effect over seeds, its {100 * CONFIDENCE:g} % interval and a "
+            "declared margin.")
 
 
 def claim_rows(R: Results, last: int) -> list[dict]:
@@ -61,7 +68,7 @@ def claim_rows(R: Results, last: int) -> list[dict]:
     large-k and entropy claims under the first setting on every training level (in
     distribution: each level's checks decide the claim together, ``verdicts.combine``) and on
     the first harder level (out of it), at the base's mid-curve k with k = ``last`` beside."""
-    passk, entropy = rp.passk_long(R.recs, R.P.ks), rp.entropy_long(R.recs)
+    passk, entropy = rp.passk_problems(R.recs, R.P.ks), rp.entropy_problems(R.recs)
     mid = rp.mid_curve(R.recs, R.P.ks)
     benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
     trained = benchmarks[:len(R.P.levels)]

@@ -10,10 +10,10 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters.regimes import (FALL_MARGIN, OWN, RISE_MARGIN, SHRINK_MARGIN,
-                                            TOY_SAME, entropy_above, keeps_boundary,
-                                            order_agreement, stage_check, stage_effects,
-                                            two_stages, verdict)
+from rlvr_dynamics.chapters.regimes import (ENTROPY_MARGIN, FALL_MARGIN, OWN, RISE_MARGIN,
+                                            SHRINK_MARGIN, TOY_SAME, entropy_above,
+                                            keeps_boundary, order_agreement, stage_check,
+                                            stage_effects, two_stages, verdict)
 from rlvr_dynamics.chapters.training.sentences import run_settings
 
 
@@ -107,6 +107,13 @@ def ordering_text(orders: pd.DataFrame) -> str:
             + (f" ({outside} outside the toy's scenario)" if outside else "") + ".")
 
 
+def same_ordering_text() -> str:
+    """When two times to crossover count as the same (``order_agreement``'s rule: the LM's
+    within one probe interval, the toy's within ``TOY_SAME``)."""
+    return ("The LM's ordering counts as the same when its medians lie within one probe "
+            f"interval, the toy's within {100 * TOY_SAME:.0f} %.")
+
+
 # --- the verdicts --------------------------------------------------------------------------------
 
 def phase_title(setting: str, D: Any, toy_seeds: int) -> str:
@@ -124,6 +131,22 @@ def _neg(e: stats.Effect) -> str:
     if np.isnan(e.half_width):
         return f"{signed(e.estimate)} (one seed: no interval)"
     return f"{signed(e.estimate)} [{signed(e.high)}, {signed(e.low)}]"
+
+
+def verdict_rules() -> str:
+    """How ``regime_verdicts`` decides: the interval at ``stats.CONFIDENCE``, the margins
+    (``SHRINK_MARGIN``, ``ENTROPY_MARGIN``), the order, and when a base cannot inform
+    (``stats.BOUNDS``)."""
+    lo, hi = stats.BOUNDS
+    return (f"Each check is over seeds with a {100 * stats.CONFIDENCE:.0f} % Student-t interval "
+            f"and a declared margin ({SHRINK_MARGIN:g} points of Pass@k, `SHRINK_MARGIN`; "
+            f"{ENTROPY_MARGIN:g} nats, `ENTROPY_MARGIN`), at each base's mid-curve k: "
+            "\"shrinkage then expansion\" replicates when the depth is below minus the margin, "
+            "the gain above it, and every seed crossed over after its deepest point (a seed that "
+            "never crossed fails the order); \"shrinkage only\" when it shrank and not every seed "
+            "crossed over after. A base that cannot show its boundary move at any k (its Pass@k "
+            f"on the rare-path-only problems outside {lo:g}-{hi:g} % at the mid-curve k, or its "
+            "stepwise path no longer the rare one) reads *cannot inform* and does not vote.")
 
 
 def regime_verdicts(table: pd.DataFrame, entropy: pd.DataFrame,

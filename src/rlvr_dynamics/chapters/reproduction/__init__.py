@@ -43,13 +43,16 @@ from rlvr_dynamics.chapters.reproduction.claims import (ANSWER_ENTROPY_MARGIN, C
                                                         rare_path_support, setting_checks,
                                                         supports)
 from rlvr_dynamics.chapters.reproduction.models import (Model, beyond_direct, chosen,
-                                                        comparison, evaluate_models, run_spec)
+                                                        comparison, evaluate_models, run_spec,
+                                                        train_beyond_direct)
 from rlvr_dynamics.chapters.reproduction.paths import (PATHS, takeover_step, takeover_steps,
                                                        toy_main, windowed)
-from rlvr_dynamics.chapters.reproduction.tables import (agreement, base_mid_k, ceiling,
-                                                        entropy_long, mid_curve, over_seeds,
-                                                        passk_long, sampled_check, table1,
-                                                        table4)
+from rlvr_dynamics.chapters.reproduction.tables import (agreement, base_mid_k, base_stepwise,
+                                                        ceiling,
+                                                        entropy_long, entropy_problems,
+                                                        mid_curve, over_seeds, passk_long,
+                                                        passk_problems, sampled_check,
+                                                        seed_means, table1, table4)
 from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE
 from rlvr_dynamics.training.run import obtain_all
 

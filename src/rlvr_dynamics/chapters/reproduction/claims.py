@@ -83,20 +83,43 @@ class Claimed:
     beside: list[Check] = field(default_factory=list)
 
 
-def values(long: pd.DataFrame, value: str, **where) -> dict[str, np.ndarray]:
-    """model -> ``value`` per seed, of the rows of ``long`` where every column of ``where``
-    holds its value."""
-    part = long
+def rows(long: pd.DataFrame, **where) -> pd.DataFrame:
+    """The rows of ``long`` where every column of ``where`` holds its value."""
     for column, v in where.items():
-        part = part[part[column] == v]
+        long = long[long[column] == v]
+    return long
+
+
+def values(long: pd.DataFrame, value: str, **where) -> dict[str, np.ndarray]:
+    """model -> ``value`` per seed (its mean over problems where ``long`` holds one row per
+    problem), of the rows where every column of ``where`` holds its value."""
+    part = rows(long, **where)
+    if "problem" in part:
+        part = part.groupby(["model", "seed"], sort=False)[value].mean().reset_index()
     return {m: g[value].to_numpy(float) for m, g in part.groupby("model", sort=False)}
 
 
+def problem_values(long: pd.DataFrame, value: str, **where) -> dict[str, np.ndarray]:
+    """model -> ``value`` as an array (seeds, problems), problems in one order for every model
+    (repeats of a problem averaged); empty where ``long`` holds no problems."""
+    part = rows(long, **where)
+    if "problem" not in part:
+        return {}
+    return {m: g.pivot_table(index="seed", columns="problem", values=value).to_numpy(float)
+            for m, g in part.groupby("model", sort=False)}
+
+
 def check(v: dict[str, np.ndarray], a: str, b: str, margin: float,
-          kind: str = stats.SUPERIORITY, why_not: str = "") -> Check | None:
-    """mean(v[a]) - mean(v[b]) (``stats.two_sample``), or None if either model is missing."""
+          kind: str = stats.SUPERIORITY, why_not: str = "",
+          problems: dict[str, np.ndarray] | None = None) -> Check | None:
+    """mean(v[a]) - mean(v[b]), its interval over seeds and problems where ``problems``
+    (``problem_values``) holds both (``stats.two_sample_problems``), else over seeds
+    (``stats.two_sample``); None if either model is missing."""
     if a not in v or b not in v:
         return None
+    if problems and a in problems and b in problems:
+        return Check(a, b, stats.two_sample_problems(problems[a], problems[b], margin, kind),
+                     why_not)
     return Check(a, b, stats.two_sample(v[a], v[b], margin, kind), why_not)
 
 
@@ -128,10 +151,7 @@ def pinned(v: dict[str, np.ndarray], a: str, b: str) -> str:
 def mid_k(mid: pd.DataFrame, **where) -> int:
     """The base's mid-curve k (``tables.mid_curve``) of the rows of ``mid`` where ``where``
     holds."""
-    part = mid
-    for column, v in where.items():
-        part = part[part[column] == v]
-    return int(part["k"].iloc[0])
+    return int(rows(mid, **where)["k"].iloc[0])
 
 
 def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame, setting: str,
@@ -140,46 +160,52 @@ def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame
     """claim -> what it reads and its checks, for the Pass@k and entropy claims under
     ``setting``: Pass@1 on ``test`` (pass1_gain), Pass@k at the base's mid-curve k (``mid``:
     ``tables.mid_curve``) on ``test`` (large_k) and on ``ood`` (ood), with Pass@``last`` (the
-    paper's k) beside them, and answer entropy on ``test`` (answer_entropy). A check against
-    the base cannot inform where the base's share sits at its floor or ceiling or, for the
-    large-k claims, where ``support`` (benchmark -> share of the problems beyond the direct
-    path that the base reaches under ``setting``) is 0."""
+    paper's k) beside them, and answer entropy on ``test`` (answer_entropy). The tables hold one
+    row per problem (``tables.passk_problems``, ``tables.entropy_problems``): each interval
+    covers the problems as well as the seeds (``check``). A check against the base cannot
+    inform where the base's share sits at its floor or ceiling or, for the large-k claims,
+    where ``support`` (benchmark -> share of the problems beyond the direct path that the base
+    reaches under ``setting``) is 0."""
     support = support or {}
-    p1 = values(passk, "pass@k", setting=setting, benchmark=test, k=1)
+    read = {"p1": (passk, "pass@k", dict(benchmark=test, k=1)),
+            "pm": (mid, "pass@k", dict(benchmark=test)), "om": (mid, "pass@k", dict(benchmark=ood)),
+            "pk": (passk, "pass@k", dict(benchmark=test, k=last)),
+            "po": (passk, "pass@k", dict(benchmark=ood, k=last)),
+            "h": (entropy, "answer entropy", dict(benchmark=test))}
+    v = {key: values(t, col, setting=setting, **w) for key, (t, col, w) in read.items()}
+    pp = {key: problem_values(t, col, setting=setting, **w) for key, (t, col, w) in read.items()}
     km, ko = mid_k(mid, setting=setting, benchmark=test), mid_k(mid, setting=setting, benchmark=ood)
-    pm = values(mid, "pass@k", setting=setting, benchmark=test)
-    om = values(mid, "pass@k", setting=setting, benchmark=ood)
-    pk = values(passk, "pass@k", setting=setting, benchmark=test, k=last)
-    po = values(passk, "pass@k", setting=setting, benchmark=ood, k=last)
-    h = values(entropy, "answer entropy", setting=setting, benchmark=test)
-    algos = [m for m in p1 if m != BASE]
+    algos = [m for m in v["p1"] if m != BASE]
     ni = stats.NON_INFERIORITY
-    why1 = can_move(p1, f"Pass@1 on {test}")
-    whyk = {v: can_move(x, f"Pass@{k} on {b}", support.get(b))
-            for v, x, k, b in (("test mid", pm, km, test), ("ood mid", om, ko, ood),
-                               ("test last", pk, last, test), ("ood last", po, last, ood))}
+    why1 = can_move(v["p1"], f"Pass@1 on {test}")
+    why = {key: can_move(v[key], f"Pass@{k} on {b}", support.get(b))
+           for key, k, b in (("pm", km, test), ("om", ko, ood), ("pk", last, test),
+                             ("po", last, ood))}
 
-    def large_k(x: dict[str, np.ndarray], why: str) -> list[Check]:
-        return _present([check(x, "GRPO-N", BASE, PASSK_MARGIN, ni, why),
-                         check(x, "GSPO-N", BASE, PASSK_MARGIN, ni, why),
-                         check(x, BASE, "GRPO", PASSK_MARGIN, ni, why),
+    def large_k(key: str) -> list[Check]:
+        x, p, w = v[key], pp[key], why[key]
+        return _present([check(x, "GRPO-N", BASE, PASSK_MARGIN, ni, w, p),
+                         check(x, "GSPO-N", BASE, PASSK_MARGIN, ni, w, p),
+                         check(x, BASE, "GRPO", PASSK_MARGIN, ni, w, p),
                          check(x, "GRPO-N", "GRPO", PASSK_MARGIN,
-                               why_not=pinned(x, "GRPO-N", "GRPO"))])
+                               why_not=pinned(x, "GRPO-N", "GRPO"), problems=p)])
 
-    def ood_checks(x: dict[str, np.ndarray], why: str) -> list[Check]:
-        return _present([check(x, "GRPO-N", BASE, PASSK_MARGIN, ni, why),
-                         check(x, BASE, "GRPO", PASSK_MARGIN, why_not=why)])
+    def ood_checks(key: str) -> list[Check]:
+        x, p, w = v[key], pp[key], why[key]
+        return _present([check(x, "GRPO-N", BASE, PASSK_MARGIN, ni, w, p),
+                         check(x, BASE, "GRPO", PASSK_MARGIN, why_not=w, problems=p)])
 
     return {
-        "pass1_gain": Claimed(f"{test} Pass@1", p1, _present(
-            [check(p1, m, BASE, PASS1_MARGIN, why_not=why1) for m in algos])),
-        "large_k": Claimed(f"{test} Pass@{km} (the base's mid-curve k)", pm,
-                           large_k(pm, whyk["test mid"]), large_k(pk, whyk["test last"])),
-        "ood": Claimed(f"{ood} Pass@{ko} (the base's mid-curve k)", om,
-                       ood_checks(om, whyk["ood mid"]), ood_checks(po, whyk["ood last"])),
-        "answer_entropy": Claimed(f"{test} answer entropy", h, _present(
-            [check(h, "GRPO-N", "GRPO", ANSWER_ENTROPY_MARGIN),
-             check(h, "GSPO-N", "GSPO", ANSWER_ENTROPY_MARGIN)])),
+        "pass1_gain": Claimed(f"{test} Pass@1", v["p1"], _present(
+            [check(v["p1"], m, BASE, PASS1_MARGIN, why_not=why1, problems=pp["p1"])
+             for m in algos])),
+        "large_k": Claimed(f"{test} Pass@{km} (the base's mid-curve k)", v["pm"],
+                           large_k("pm"), large_k("pk")),
+        "ood": Claimed(f"{ood} Pass@{ko} (the base's mid-curve k)", v["om"],
+                       ood_checks("om"), ood_checks("po")),
+        "answer_entropy": Claimed(f"{test} answer entropy", v["h"], _present(
+            [check(v["h"], "GRPO-N", "GRPO", ANSWER_ENTROPY_MARGIN, problems=pp["h"]),
+             check(v["h"], "GSPO-N", "GSPO", ANSWER_ENTROPY_MARGIN, problems=pp["h"])])),
     }
 
 

@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import boundary, toy
-from rlvr_dynamics.chapters.reproduction import PATHS, Setting, over_seeds, table1, table4, windowed
+from rlvr_dynamics.chapters.reproduction import (PATHS, Setting, over_seeds, seed_means, table1,
+                                                 table4, windowed)
 from rlvr_dynamics.chapters.reproduction import sentences
 from rlvr_dynamics.chapters.style import COLORS, mark_best, styled
 from rlvr_dynamics.chapters.toy_dynamics import figures as toy_figures
@@ -79,7 +80,8 @@ def ceiling_table(ceiling: pd.DataFrame, described: str):
 def mid_curve_table(mid: pd.DataFrame, described: str):
     """``tables.mid_curve`` per setting and benchmark: the base's mid-curve k and every
     model's Pass@k there (mean and sd over seeds)."""
-    g = mid.groupby(["setting", "benchmark", "k", "model"], sort=False)["pass@k"]
+    g = seed_means(mid, ["pass@k"], ["k"]).groupby(["setting", "benchmark", "k", "model"],
+                                                   sort=False)["pass@k"]
     table = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1)}).unstack("model")
     table.columns = [f"{m} {stat}" for stat, m in table.columns]
     order = [c for m in dict.fromkeys(mid["model"]) for c in (f"{m} mean", f"{m} sd")]

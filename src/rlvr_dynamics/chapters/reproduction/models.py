@@ -62,6 +62,14 @@ def beyond_direct(chosen: dict[str, list]) -> set[str]:
                          for ps in chosen.values()))
 
 
+def train_beyond_direct(T: Any) -> float:
+    """The share of the training problems of ``T``'s runs (the training chapter's parameters)
+    that lie beyond the direct path (``beyond_direct``)."""
+    run = T.run_config(T.algorithms[0], T.seeds[0])
+    train = registry.training_task(run.task, run.model).problems("train")
+    return len(beyond_direct({"train": train})) / len(train)
+
+
 def _settings(model: Model, settings: ev.EvalSettings) -> ev.EvalSettings:
     return dataclasses.replace(settings, seed=settings.seed + model.sampling_offset)
 

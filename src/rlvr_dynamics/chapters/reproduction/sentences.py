@@ -1,18 +1,22 @@
 """The reproduction chapter's words, written from its results: the settings its figures state,
-its sentences about Tables 1 and 4, the boundary and the knob, and the rows it hands to
-``verdicts.record`` (our values and each check in words)."""
+its sentences about Tables 1 and 4, the base's stepwise path and the two stages, the boundary
+and the knob (its cost), and the rows it hands to ``verdicts.record`` (our values and each
+check in words)."""
 from __future__ import annotations
 
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
+import yaml
 
-from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics import stats
+from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics.chapters import REFERENCE_COSTS
 from rlvr_dynamics.chapters.reproduction import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN,
                                                  PASS1_MARGIN, PASSK_MARGIN, Check, Setting,
-                                                 case_check, rare_path_support, setting_checks)
+                                                 base_stepwise, case_check, rare_path_support,
+                                                 setting_checks, train_beyond_direct)
 from rlvr_dynamics.chapters.reproduction.tables import Z
 from rlvr_dynamics.chapters.training.sentences import run_settings
 from rlvr_dynamics.training.algorithms import BASE
@@ -41,6 +45,14 @@ def benchmarks_text(chosen: dict[str, list], hard: set[str]) -> str:
     direct path."""
     return "Measured: " + "; ".join(
         f"{b}, {len(ps)} problems, {len(hard & {p.id for p in ps})} beyond the direct path"
+        for b, ps in chosen.items()) + "."
+
+
+def operands_text(chosen: dict[str, list]) -> str:
+    """How many operands the problems of each benchmark have (``chosen``: benchmark -> its
+    measured problems)."""
+    return "Operands per problem: " + "; ".join(
+        f"{b}, {_range([len(p.meta['terms']) for p in ps], '{:d}')}"
         for b, ps in chosen.items()) + "."
 
 
@@ -101,6 +113,35 @@ def ceiling_text(recs: dict[tuple, pd.DataFrame], benchmarks: Sequence[str], har
             "that takes it looks like an expansion.")
 
 
+def base_stepwise_text(recs: dict[tuple, pd.DataFrame], bench: str, name: str,
+                       s: Setting) -> str:
+    """``base_stepwise`` in words, under the setting ``name`` (``s``)."""
+    share, right = base_stepwise(recs, bench, name)
+    return (f"Under the {name} setting (T = {s.temperature:g}, top-p {s.top_p:g}) the base "
+            f"takes the stepwise path {share:.1%} of the time on {bench}"
+            f"{' (from its probabilities)' if _exact(recs) else ''}"
+            + (f", and is right {right:.0%} of the time when it does." if share else "."))
+
+
+def stages_text(recs: dict[tuple, pd.DataFrame], bench: str, name: str, T: Any) -> str:
+    """Why the rare path is in play from the first step: the share of the training problems
+    beyond the direct path (``models.train_beyond_direct``; ``T``: the training chapter's
+    parameters), and how often a group of ``T.num_generations`` rollouts holds a stepwise
+    sample and how often that sample is right, at the base's stepwise share under the setting
+    ``name`` (``tables.base_stepwise``)."""
+    share, right = base_stepwise(recs, bench, name)
+    hard = train_beyond_direct(T)
+    g = T.num_generations
+    return (f"{hard:.0%} of the training problems lie beyond the direct path; on those a "
+            "stepwise sample is the only right answer its group can have, so it is pushed up "
+            "from the first step, whatever happens to the direct path on the easy problems. "
+            f"With {g} rollouts per prompt and a stepwise share of {share:.3f} (the base under "
+            f"the {name} setting, above), a group holds a stepwise sample "
+            f"{1 - (1 - share) ** g:.0%} of the time ($1 - (1 - {share:.3f})^{{{g}}}$)"
+            + (f", and the stepwise path is right {right:.0%} of the time when taken."
+               if share else "."))
+
+
 def saturation_text(passk: pd.DataFrame, benchmarks: Sequence[str], last: int) -> str:
     """The trained models' Pass@1 against their Pass@``last``, per setting and benchmark."""
     trained = passk[passk["model"] != BASE]
@@ -153,6 +194,23 @@ def answer_entropy_text(entropy: pd.DataFrame, setting: str) -> str:
 def fmt_takeover(t: float, steps: int) -> str:
     """A step of takeover; one that never came shows as "≥ ``steps``" (the run's length)."""
     return f"≥ {steps}" if np.isinf(t) else f"{t:g}"
+
+
+def knob_cost_text(P: Any, T: Any) -> str:
+    """What the knob costs: its runs per group size (``P.knob_algorithms`` x the training
+    seeds; ``T``: the training chapter's parameters) and, where the reference build
+    (``REFERENCE_COSTS``) ran this profile, their minutes at the training chapter's measured
+    cost per run there."""
+    per_g = len(P.knob_algorithms) * len(T.seeds)
+    text = (f"The knob trains {per_g} more runs per group size ({len(P.knob_algorithms)} "
+            f"algorithms × {len(T.seeds)} seeds)")
+    ref = yaml.safe_load(REFERENCE_COSTS.read_text())
+    if ref["profile"] == P.profile:
+        minutes, runs = ref["minutes"]["training"], len(T.runs())
+        text += (f": about {minutes * per_g / runs:.0f} minutes per group size at the training "
+                 f"chapter's cost per run in the reference build (`book/reference_costs.yaml`: "
+                 f"{minutes:g} minutes for its {runs} runs)")
+    return text + "."
 
 
 def takeover_table(T: Any, steps: dict[tuple[str, int], list[float]]) -> pd.DataFrame:

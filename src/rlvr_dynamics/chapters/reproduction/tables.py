@@ -11,6 +11,7 @@ import pandas as pd
 from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics.chapters.reproduction.models import Model, evaluate_models
 from rlvr_dynamics.passk import mid_curve_k
+from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.algorithms import BASE
 
 Z = 4.5
@@ -18,14 +19,33 @@ Z = 4.5
 errors."""
 
 
-def passk_long(recs: dict[tuple, pd.DataFrame], ks: Sequence[int]) -> pd.DataFrame:
-    """Pass@k (%) of every evaluation: columns setting, benchmark, model, seed, k, pass@k."""
+KEYS = ["setting", "benchmark", "model", "seed"]
+"""The columns that name one evaluation in the long tables."""
+
+
+def passk_problems(recs: dict[tuple, pd.DataFrame], ks: Sequence[int]) -> pd.DataFrame:
+    """Pass@k (%) of every problem of every evaluation: columns setting, benchmark, model,
+    seed, problem, k, pass@k (one row per repeat of a problem where sampled records hold
+    several)."""
     rows = []
     for (setting, bench, label, seed), r in recs.items():
-        per = ev.passk_per_problem(r, ks).mean(0)
-        rows += [{"setting": setting, "benchmark": bench, "model": label, "seed": seed, "k": k,
-                  "pass@k": 100 * v} for k, v in zip(ks, per)]
+        per = ev.passk_per_problem(r, ks)
+        groups = r.drop_duplicates([c for c in ("repeat", "problem") if c in r])  # per's rows
+        rows += [{"setting": setting, "benchmark": bench, "model": label, "seed": seed,
+                  "problem": problem, "k": k, "pass@k": 100 * v}
+                 for problem, values in zip(groups["problem"], per) for k, v in zip(ks, values)]
     return pd.DataFrame(rows)
+
+
+def seed_means(long: pd.DataFrame, values: Sequence[str], by: Sequence[str] = ()) -> pd.DataFrame:
+    """A per-problem long table averaged over its problems: one row per evaluation (and per
+    ``by``), the mean of each of ``values`` (problems without a value left out)."""
+    return long.groupby([*KEYS, *by], sort=False)[list(values)].mean().reset_index()
+
+
+def passk_long(recs: dict[tuple, pd.DataFrame], ks: Sequence[int]) -> pd.DataFrame:
+    """Pass@k (%) of every evaluation: columns setting, benchmark, model, seed, k, pass@k."""
+    return seed_means(passk_problems(recs, ks), ["pass@k"], ["k"])
 
 
 def base_mid_k(base: Sequence[pd.DataFrame], ks: Sequence[int], target: float = 50.0) -> int:
@@ -42,25 +62,52 @@ def base_mid_k(base: Sequence[pd.DataFrame], ks: Sequence[int], target: float = 
 
 
 def mid_curve(recs: dict[tuple, pd.DataFrame], ks: Sequence[int]) -> pd.DataFrame:
-    """Pass@k (%) of every evaluation at the base's mid-curve k (``base_mid_k``) of its
-    setting and benchmark, where a change of the boundary can show either way: columns
-    setting, benchmark, model, seed, k, pass@k."""
-    rows = []
+    """Pass@k (%) of every problem of every evaluation at the base's mid-curve k
+    (``base_mid_k``) of its setting and benchmark, where a change of the boundary can show
+    either way: columns setting, benchmark, model, seed, problem, k, pass@k."""
+    parts = []
     for setting, bench in dict.fromkeys((s, b) for s, b, _, _ in recs):
-        k = base_mid_k([r for (s, b, m, _), r in recs.items()
-                        if (s, b, m) == (setting, bench, BASE)], ks)
-        rows += [{"setting": s, "benchmark": b, "model": m, "seed": seed, "k": k,
-                  "pass@k": 100 * float(ev.passk_per_problem(r, [k]).mean())}
-                 for (s, b, m, seed), r in recs.items() if (s, b) == (setting, bench)]
+        here = {key: r for key, r in recs.items() if key[:2] == (setting, bench)}
+        k = base_mid_k([r for (_, _, m, _), r in here.items() if m == BASE], ks)
+        parts.append(passk_problems(here, [k]))
+    return pd.concat(parts, ignore_index=True)
+
+
+def entropy_problems(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
+    """Answer- and token-level entropy (Appendix C.5) of every problem of every evaluation
+    (NaN where a problem's completions are all empty): columns setting, benchmark, model,
+    seed, problem, answer entropy, token entropy."""
+    rows = []
+    for (s, b, m, seed), r in recs.items():
+        for problem, one in r.groupby("problem", sort=False):
+            rows.append({"setting": s, "benchmark": b, "model": m, "seed": seed,
+                         "problem": problem, "answer entropy": ev.answer_entropy_of(one),
+                         "token entropy": ev.token_entropy_of(one)})
     return pd.DataFrame(rows)
 
 
 def entropy_long(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
-    """Answer- and token-level entropy (Appendix C.5) of every evaluation, one row each."""
-    return pd.DataFrame([{"setting": s, "benchmark": b, "model": m, "seed": seed,
-                          "answer entropy": ev.answer_entropy_of(r),
-                          "token entropy": ev.token_entropy_of(r)}
-                         for (s, b, m, seed), r in recs.items()])
+    """Answer- and token-level entropy (Appendix C.5) of every evaluation, averaged over
+    problems, one row each."""
+    return seed_means(entropy_problems(recs), ["answer entropy", "token entropy"])
+
+
+def base_stepwise(recs: dict[tuple, pd.DataFrame], bench: str, setting: str
+                  ) -> tuple[float, float]:
+    """How often the base (all its evaluations) takes the stepwise path on ``bench`` under
+    ``setting``, and how often it is right when it does: from exact records the traces'
+    masses (mean over problems; pooled for the second), from sampled ones the samples' texts
+    (``sums.path``)."""
+    base = pd.concat([r for (s, b, m, _), r in recs.items()
+                      if (s, b, m) == (setting, bench, BASE)])
+    if ev.is_exact(base):
+        right = np.array([t.get("stepwise_right", 0.0) for t in base["traces"]])
+        taken = right + np.array([t.get("stepwise_wrong", 0.0) for t in base["traces"]])
+    else:
+        taken = (base["text"].astype(str).map(sums.path) == "stepwise").to_numpy(float)
+        right = taken * base["correct"].to_numpy(float)
+    return float(taken.mean()), float(right.sum() / taken.sum()) if taken.sum() else np.nan
+
 
 
 def over_seeds(long: pd.DataFrame, value: str, by: Sequence[str]) -> pd.DataFrame:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics import toy
-from rlvr_dynamics.chapters.toy_dynamics import (EXPLOITATION_MARGIN, NEGATIVE_SHARE_MIN, Params,
-                                                 negative_shares, two_settings)
+from rlvr_dynamics import stats, toy
+from rlvr_dynamics.chapters.toy_dynamics import (EARLY_STEPS, EXPLOITATION_MARGIN, LATE_STEPS,
+                                                 NEGATIVE_SHARE_MIN, Params, negative_shares,
+                                                 two_settings)
 from rlvr_dynamics.chapters.toy_dynamics.shown import (COST_EARLY_STEP, SHARE_START_STEPS, fmt,
                                                         show)
 
@@ -24,6 +25,39 @@ def spread(P: Params) -> str:
 def settings(P: Params) -> str:
     """The main setting's update, as the figures state it."""
     return f"{P.optimizer}, η={P.lr}, G={P.G}, τ={P.tau}"
+
+
+def settings_table(P: Params) -> str:
+    """The settings that Algorithm 1 leaves unsaid, as this build sets them (markdown: the
+    paper's, ours, why)."""
+    def listed(x: list[float]) -> str:
+        return ", ".join(f"{v:g}" for v in x)
+    (b1, b2), eps = toy.ADAM_BETAS, np.log10(toy.ADAM_EPS)
+    rows = [
+        ("rewards", r"$0<r(a_1)<r(a_2)$, $r(a_3)=0$",
+         f"$r = ({listed(P.rewards)})$; Figure 1's second row varies $r(a_1)$",
+         r"Adam is invariant to the scale of $\mathbf g$ (up to its $\epsilon$), so only "
+         r"$r(a_1)/r(a_2)$ matters"),
+        ("initial policy", r'$\pi(a_1) > \pi(a_2)$, $a_2$ "unexplored"',
+         rf"$\pi_0 = ({listed(P.pi0)})$; Figure 1's first row varies it",
+         "$a_2$ rare enough that most early groups miss it, common enough to be found within "
+         "the run"),
+        ("steps", "not stated", f"{P.steps} ({P.expansion_steps} for the phase diagram)",
+         r"chosen for both stages to fit at the paper's $\eta$"),
+        ("Adam", '"Adam"', rf"$\beta = ({b1:g}, {b2:g})$, $\epsilon = 10^{{{eps:.0f}}}$, bias "
+         "correction, one optimiser state per run",
+         "`torch.optim.Adam`'s defaults (the test suite checks our Adam against it)"),
+        ("temperature", r"$\pi = \mathrm{Softmax}(\mathbf z/\tau)$",
+         r"logits start at $\log\pi_0$ for every $\tau$; actions are sampled from "
+         r"$\mathrm{Softmax}(\mathbf z/\tau)$ and $\mathbf g$ is the gradient of its log, which "
+         r"carries a factor $1/\tau$",
+         "what an LLM trainer does: the base model's logits are given, the temperature reshapes "
+         "sampling and the log-probabilities are taken at that temperature"),
+        ("seeds", "not stated", f"{P.seeds} runs per curve (`seeds`), {P.expansion_seeds} per "
+         "cell of the phase diagram (`expansion_seeds`)",
+         "to show the mean, its spread, and single runs")]
+    return "\n".join(["| setting | paper | here | why |", "|---|---|---|---|",
+                      *(f"| {' | '.join(row)} |" for row in rows)])
 
 
 def unsampled_gradient_text(g: np.ndarray) -> str:
@@ -47,6 +81,22 @@ def ours(P: Params, per_seed: dict[str, np.ndarray]) -> str:
     return (f"π0 = {P.pi0}, r = {P.rewards}, G = {P.G}, {P.seeds} seeds, {P.steps} steps: π(a1) "
             f"peaks {per_seed['exploitation'].mean():+.2f} above its start; at the end π(a2) - "
             f"π(a1) = {per_seed['exploration'].mean():+.2f} (mean over seeds)")
+
+
+def stage_checks_text() -> str:
+    """How ``claim_rows`` checks the two stages per seed: the four measurements (with the
+    windows ``EARLY_STEPS`` and ``LATE_STEPS``), the interval at ``stats.CONFIDENCE``, and how
+    a check reads."""
+    return ("The two stages per seed, in the chapter's main setting (`toy.stages`): how far "
+            r"$\pi(a_1)$ rose above its start at its peak after step 0 (exploitation; negative "
+            r"if it only fell), $\pi(a_2) - \pi(a_1)$ at the last step (exploration), and which "
+            f"action the relative negatives are in the first {EARLY_STEPS} and the last "
+            f"{LATE_STEPS} steps. Each check is a mean over seeds with its "
+            f"{100 * stats.CONFIDENCE:.0f} % Student-t interval against a margin declared in "
+            "`chapters/toy_dynamics/__init__.py` (printed in each check; seeds without negative "
+            "samples in a window are left out of that share): it *replicates* when the whole "
+            "interval clears the margin on the paper's side, is *opposite* when it clears it on "
+            "the other side, and shows *no effect within the margin* when it lies inside.")
 
 
 # --- prose written from the results ------------------------------------------------------------

@@ -116,6 +116,20 @@ def paper_settings() -> dict[str, Any]:
     return {k: profile.get(k, Params.model_fields[k].default) for k in APPENDIX_C2}
 
 
+def paper_rate_travel(T: Params) -> dict[str, float] | None:
+    """How far Adam would move a weight at the paper's learning rate over ``T``'s updates
+    (about the rate per update) beside the base's mean absolute weight in its matrices; None
+    where ``T`` runs at the paper's rate."""
+    paper = paper_settings()["learning_rate"]
+    if T.learning_rate == paper:
+        return None
+    updates = T.steps * (T.generation_batch // T.update_batch)
+    model, _ = registry.load_model(T.base(), T.profile)
+    matrices = [p.detach() for p in model.parameters() if p.ndim >= 2]
+    scale = float(sum(p.abs().sum() for p in matrices) / sum(p.numel() for p in matrices))
+    return {"paper": paper, "updates": updates, "travel": paper * updates, "weight": scale}
+
+
 def settings_table(T: Params) -> pd.DataFrame:
     """This run's settings beside the paper's (``paper_settings``)."""
     paper = paper_settings()

@@ -11,8 +11,8 @@ from __future__ import annotations
 import pandas as pd
 from pydantic import model_validator
 
-from rlvr_dynamics import profiles, verdicts
-from rlvr_dynamics.chapters import ChapterParams, ListOf, Text, require
+from rlvr_dynamics import verdicts
+from rlvr_dynamics.chapters import CONFIGS, ChapterParams, ListOf, Text, require
 
 
 class Params(ChapterParams):
@@ -24,9 +24,9 @@ class Params(ChapterParams):
 
     @model_validator(mode="after")
     def _known(self):
-        known = profiles.available_profiles()
         for name in self.beside:
-            require(name in known, f"beside has {name!r}, which is not a profile; known: {known}")
+            require((CONFIGS / f"{name}.yaml").is_file(),
+                    f"beside has {name!r}, which is not a profile (no configs/{name}.yaml)")
         return self
 
 

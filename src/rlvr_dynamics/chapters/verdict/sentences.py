@@ -6,6 +6,7 @@ from html import escape
 
 import pandas as pd
 
+from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.verdict import not_replicated
 
 
@@ -14,14 +15,23 @@ def caption(profile: str) -> str:
     return f"The paper's claims against this build ({profile} profile)"
 
 
+def checks_text() -> str:
+    """What a check is: an effect over seeds with its interval at ``stats.CONFIDENCE`` and a
+    margin declared before the runs."""
+    return (f"Each check is an effect over seeds with its {100 * stats.CONFIDENCE:.0f} % "
+            "Student-t interval and a margin, the smallest effect that counts, declared in the "
+            "chapter's module before the runs (`rlvr_dynamics.stats`).")
+
+
 def beside_text(name: str, table: pd.DataFrame) -> str:
     """What the page says of profile ``name``'s verdicts (``chapter.beside``): where they come
     from, or how to make them when this machine holds none for this code."""
     if table.empty:
         return (f"The `{name}` profile's verdicts are not on this machine for this code (it has "
                 f"not run, or ran with other code). To add them (the book's page on rerunning "
-                f"gives the cost):\n\n    make reproduce PROFILE={name}\n\nthen rebuild this "
-                "book (`make reproduce`): this page reads them back without computing anything.")
+                f"gives the cost):\n\n    make reproduce PROFILE={name}\n\nthen `make publish` "
+                "(or `make reproduce` for this build): this page reads them back without "
+                "computing anything.")
     return (f"The verdicts recorded by the `{name}` profile ({len(table)} claims), kept apart "
             "from this build's: a different model, task and budget. The checks behind them are "
             "on that profile's chapter pages.")
