@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from pydantic import model_validator
 
 from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters import (ChapterParams, Distribution, Int, ListOf, Positive, Real,
                                     require, require_distribution)
+from rlvr_dynamics.chapters.toy_dynamics import law
 from rlvr_dynamics.store import results_dir
 from rlvr_dynamics.toy import OPTIMIZERS
 
@@ -29,8 +31,10 @@ Rewards = ListOf(Real())
 
 class Params(ChapterParams):
     """The main setting (``pi0``, ``rewards``, ``G``, ``lr``, ``optimizer``, ``tau``; ``seeds``
-    runs of ``steps``), the sweeps of Figures 5-7, the four-action settings, and the grid of
-    the phase diagram (``expansion_*``)."""
+    runs of ``steps``), the sweeps of Figures 5-7, the four-action settings, the grid of the
+    phase diagram (``expansion_*``), and the transition law's grid (``law_*``: where kappa is
+    fitted, from ``pi0`` at ``sgd_lr``) and its fresh points (``fresh_*``: where it is
+    checked)."""
 
     seeds: Int(1) = 1000
     steps: Int(1) = 1000
@@ -56,6 +60,15 @@ class Params(ChapterParams):
     expansion_p2: ListOf(Real(0, 1, open_lo=True)) = [0.001, 0.002, 0.005, 0.01, 0.02, 0.05,
                                                       0.1]
     expansion_G: ListOf(Int(2)) = [2, 3, 4, 6, 8, 12, 16]
+    law_p2: ListOf(Real(0, 1, open_lo=True)) = [0.002, 0.005, 0.01, 0.02]
+    law_rewards: ListOf(Rewards) = [[0.3, 1.0, 0.0], [0.5, 1.0, 0.0], [0.7, 1.0, 0.0]]
+    law_G: ListOf(Int(2)) = [2, 8]
+    law_steps: Int(1) = 40_000
+    fresh_pi0: Distribution = [0.6, 0.01, 0.39]
+    fresh_p2: ListOf(Real(0, 1, open_lo=True)) = [0.003, 0.008, 0.015]
+    fresh_rewards: ListOf(Rewards) = [[0.4, 1.0, 0.0], [0.6, 0.9, 0.1]]
+    fresh_G: ListOf(Int(2)) = [3, 16]
+    fresh_lr: Positive = 0.5
 
     @model_validator(mode="after")
     def _cross(self):
@@ -86,8 +99,10 @@ class Params(ChapterParams):
             a1 = self.pi0[0] * (1 - q) / (1 - self.pi0[1])
             require(q < a1, f"expansion_p2 has {q}: with pi0 rescaled, pi(a1) = {a1:.3g} is "
                     "not above it, so a2 would start expanded")
+        for i, r in enumerate([*self.law_rewards, *self.fresh_rewards]):
+            require(r[0] < r[1] and r[2] < r[0], f"law_rewards/fresh_rewards[{i}]={r}: the law "
+                    "needs r(a3) < r(a1) < r(a2)")
         return self
-
 
 
 # --- what every run shares ---------------------------------------------------------------------
@@ -212,6 +227,17 @@ def expansion_grids(P: Params, cache: Path | None = None) -> dict[str, toy.Expan
                                      seeds=P.expansion_seeds, seed=P.seed, lr=P.lr, tau=P.tau,
                                      optimizer=P.optimizer, negative_only=neg, cache=cache)
             for rule, neg in (("standard", False), ("negative-only", True))}
+
+
+def transition_law(P: Params) -> tuple[float, pd.DataFrame, pd.DataFrame]:
+    """The transition law (``law``) under SGD: kappa fitted on the ``law_*`` grid (from
+    ``pi0`` at ``sgd_lr``), and the law beside the mean field on that grid and at the
+    ``fresh_*`` points (other splits of pi0, rewards, group sizes and learning rate)."""
+    fit = law.grid(P.law_p2, P.law_rewards, P.law_G, P.pi0, P.sgd_lr, P.tau, P.law_steps)
+    kappa = law.fit_kappa(fit["mean field"].to_numpy(), fit["scale"].to_numpy())
+    fresh = law.grid(P.fresh_p2, P.fresh_rewards, P.fresh_G, P.fresh_pi0, P.fresh_lr, P.tau,
+                     P.law_steps)
+    return kappa, law.check(fit, kappa), law.check(fresh, kappa)
 
 
 # --- the claim for the closing chapter: Section 3.2's two stages, checked over seeds -----------

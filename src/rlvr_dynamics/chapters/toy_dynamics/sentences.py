@@ -409,3 +409,23 @@ def summary_text(table: pd.DataFrame, by_opt: dict[str, toy.Summary],
                    + _joined([f"{c.sum()} of {c.size} cells with the {rule} update"
                               for rule, c in cells.items()]) + " of the phase diagram.")
     return "\n".join(f"- {b}" for b in bullets)
+
+
+def law_text(P: Params, kappa: float, fit: pd.DataFrame, fresh: pd.DataFrame) -> str:
+    """The transition law's fit and its error at the fresh points (``chapter.transition_law``)."""
+    def spread(t: pd.DataFrame) -> str:
+        ok = t[np.isfinite(t["mean field"])]["law / mean field"]
+        return f"{ok.min():.2f}-{ok.max():.2f} ({len(ok)} of {len(t)} points within the run)"
+
+    within = np.isfinite(fresh["mean field"])
+    beyond, longer = fresh[~within], (fresh["mean field"] / fresh["two paths"])[within]
+    return (f"Fitted on {len(fit)} points ({len(P.law_G)} group sizes × {len(P.law_rewards)} "
+            f"rewards × {len(P.law_p2)} starts of a2, from π0 = {tuple(P.pi0)} at learning "
+            f"rate {P.sgd_lr:g}): κ = {kappa:.3f}, law over mean field {spread(fit)}. At the "
+            f"{len(fresh)} fresh points (π0 split {P.fresh_pi0[0]:g} / {P.fresh_pi0[2]:g} "
+            f"between a1 and a3, learning rate {P.fresh_lr:g}): law over mean field "
+            f"{spread(fresh)}"
+            + (f"; where the mean field had not got there within {P.law_steps:,} steps, the law "
+               f"says {', '.join(fmt(t) for t in beyond['law'])}" if len(beyond) else "")
+            + f". With the bad action the wait is {longer.min():.0f} to {longer.max():.0f} times "
+            "the two-path law's.")

@@ -163,3 +163,17 @@ def summary_table(main: toy.Summary, by_G: dict[int, toy.Summary],
          all(best >= 0 > worst for best, worst in ext)),
     ], columns=["claim (paper)", "this build", "holds here"]).set_index("claim (paper)")
 
+
+def law_table(fresh: pd.DataFrame) -> pd.DataFrame:
+    """The transition law at the fresh points (``chapter.transition_law``): the setting, the SGD
+    mean field's time, the law's, their ratio, the two stages in sequence, and the time
+    without the bad action (two paths); "never" where the mean field did not get there."""
+    return pd.DataFrame({
+        "G": fresh["G"], "r": [f"{a:g} / {b:g} / {c:g}" for a, b, c in
+                               fresh[["r(a1)", "r(a2)", "r(a3)"]].to_numpy()],
+        "π0(a2)": fresh["pi0(a2)"], "mean field": fresh["mean field"].map(fmt),
+        "law": fresh["law"].map(fmt),
+        "law / mean field": [f"{x:.2f}" if np.isfinite(t) else "-"
+                             for x, t in zip(fresh["law / mean field"], fresh["mean field"])],
+        "two stages in sequence": fresh["two phases"].map(fmt),
+        "two paths": fresh["two paths"].map(fmt)}).set_index(["G", "r", "π0(a2)"])
