@@ -50,3 +50,13 @@ def test_the_law_predicts_the_simulators_median(kappa):
                       steps=2_000, seeds=200, seed=3, progress=False)
     median = float(np.median(s.t_expand[0]))
     assert kappa * law.scale(pi0, r, G, 1.0) == pytest.approx(median, rel=0.2)
+
+
+def test_the_adam_mean_field_follows_its_log_law():
+    """Adam fed the exact mean gradient: T = ln(D pi1 pi3 / (d pi2^2)) / (2 lr), whatever G,
+    within a fifth at points of other splits, rewards and learning rates."""
+    for pi0, r, G, lr in (([0.6, 0.003, 0.397], [0.4, 1.0, 0.0], 16, 0.05),
+                          ([0.495, 0.01, 0.495], [0.3, 1.0, 0.0], 4, 0.1),
+                          ([0.49, 0.02, 0.49], [0.5, 1.0, 0.0], 2, 0.03)):
+        t = law.mean_field_times([pi0], r, G, lr, optimizer="adam", steps=5_000)[0]
+        assert law.adam_mean_field(pi0, r, lr)["three paths"] == pytest.approx(t, rel=0.2)

@@ -22,8 +22,14 @@ T = kappa D pi1 pi3 / (c d^2 pi2^2) (``scale``): the time grows as the inverse *
 rare action's start where the two-path time grows as its inverse, because stage 1 lowers
 pi(a2) before it can rise. The two-phase sum gives kappa = 1/4; the mean field itself, where the
 phases overlap, is shorter by a constant factor, which ``fit_kappa`` measures on a grid and
-``check`` tests at fresh points. Adam has no such closed form (its steps do not scale with the
-gradient): its law is fitted.
+``check`` tests at fresh points.
+
+Under Adam fed the mean field's gradient, each logit moves by about lr a step while its
+gradient keeps its sign: z1 and z2 rise together and z3 falls until a1's drift turns
+(pi(a2) d = pi(a3) D), then z2 - z1 closes at 2 lr a step, so T = ln(D pi1 pi3 / (d pi2^2)) /
+(2 lr), and ln(pi1 / pi2) / (2 lr) with two paths (``adam_mean_field``). The simulator does
+not follow it: with groups of G samples the rare action's gradient is mostly noise, which
+Adam's normaliser divides it by.
 """
 from __future__ import annotations
 
@@ -68,6 +74,14 @@ def scale(pi0: Sequence[float], r: Sequence[float], G: int, lr: float,
     """The leading order's scale D pi1 pi3 / (c d^2 pi2^2): T = kappa times it."""
     (p1, p2, p3), (r1, r2, r3) = pi0, r
     return float((r1 - r3) * p1 * p3 / (rate(G, lr, tau) * (r2 - r1) ** 2 * p2 ** 2))
+
+
+def adam_mean_field(pi0: Sequence[float], r: Sequence[float], lr: float) -> dict[str, float]:
+    """The mean field's T under Adam (a sign-like step of ``lr`` per logit; the module's
+    derivation), with a bad explored action and without (two paths)."""
+    (p1, p2, p3), (r1, r2, r3) = pi0, r
+    return {"three paths": float(np.log((r1 - r3) * p1 * p3 / ((r2 - r1) * p2 ** 2)) / (2 * lr)),
+            "two paths": float(np.log(p1 / p2) / (2 * lr))}
 
 
 def mean_field_times(pi0s: Sequence[Sequence[float]], r: Sequence[float], G: int, lr: float,
