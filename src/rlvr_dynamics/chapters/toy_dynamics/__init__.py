@@ -240,6 +240,16 @@ def transition_law(P: Params) -> tuple[float, pd.DataFrame, pd.DataFrame]:
     return kappa, law.check(fit, kappa), law.check(fresh, kappa)
 
 
+def adam_law(P: Params, grids: dict[str, toy.ExpansionGrid]) -> pd.DataFrame | None:
+    """The phase diagram's runs (standard update) beside ``law.adam_moments`` and Adam's mean
+    field, cell by cell; None where the chapter's optimizer is not Adam."""
+    if P.optimizer != "adam":
+        return None
+    g = grids["standard"]
+    return law.adam_table(P.pi0, P.rewards, P.lr, P.expansion_G, P.expansion_p2,
+                          np.median(g.t_seed, -1), g.t_field)
+
+
 # --- the claim for the closing chapter: Section 3.2's two stages, checked over seeds -----------
 
 EARLY_STEPS = 50

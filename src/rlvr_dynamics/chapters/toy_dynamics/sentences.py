@@ -429,3 +429,19 @@ def law_text(P: Params, kappa: float, fit: pd.DataFrame, fresh: pd.DataFrame) ->
                f"says {', '.join(fmt(t) for t in beyond['law'])}" if len(beyond) else "")
             + f". With the bad action the wait is {longer.min():.0f} to {longer.max():.0f} times "
             "the two-path law's.")
+
+
+def adam_law_text(table: pd.DataFrame) -> str:
+    """How close Adam fed the moments comes to the runs, split by how often a group holds a2
+    (G pi0(a2) at least 0.1 or below), and how far the mean field is."""
+    ok = table[np.isfinite(table["runs (median)"])]
+    often = ok[ok["G pi0(a2)"] >= 0.1]["moments / runs"]
+    rare = ok[ok["G pi0(a2)"] < 0.1]["moments / runs"]
+    field = (ok["mean field"] / ok["runs (median)"])
+
+    def span(x: pd.Series) -> str:
+        return f"{x.min():.2f}-{x.max():.2f} ({len(x)} cells)" if len(x) else "no cell"
+
+    return (f"Adam fed the moments over the runs' median: {span(often)} where G·π0(a2) ≥ 0.1 "
+            f"(a group often holds a2), {span(rare)} below; the mean field over the runs' median: "
+            f"{span(field)}.")

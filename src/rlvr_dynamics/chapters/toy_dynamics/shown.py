@@ -177,3 +177,16 @@ def law_table(fresh: pd.DataFrame) -> pd.DataFrame:
                              for x, t in zip(fresh["law / mean field"], fresh["mean field"])],
         "two stages in sequence": fresh["two phases"].map(fmt),
         "two paths": fresh["two paths"].map(fmt)}).set_index(["G", "r", "π0(a2)"])
+
+
+def adam_law_table(table: pd.DataFrame) -> pd.DataFrame:
+    """``chapter.adam_law`` for people: per (G, pi0(a2)), the runs' median time, Adam fed the
+    moments, their ratio, and the mean field with its law; "never" where none got there."""
+    return pd.DataFrame({
+        "G": table["G"], "π0(a2)": table["pi0(a2)"],
+        "runs (median)": table["runs (median)"].map(fmt),
+        "Adam on the moments": table["Adam on the moments"].map(fmt),
+        "moments / runs": [f"{x:.2f}" if np.isfinite(t) else "-"
+                           for x, t in zip(table["moments / runs"], table["runs (median)"])],
+        "mean field": table["mean field"].map(fmt),
+        "its law": table["mean-field law"].map(fmt)}).set_index(["G", "π0(a2)"])
