@@ -86,7 +86,7 @@ def executed(builds, profile: str, name: str, **made) -> None:
     """An executed notebook of chapter ``name`` under ``profile`` in ``builds``, stamped as
     this checkout would stamp it (``run.stamp``), with ``made`` overriding the stamp."""
     nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_markdown_cell(f"# {name}"), nbformat.v4.new_code_cell("1")],
+        cells=[nbformat.v4.new_markdown_cell(f"# {name}\nIntro."), nbformat.v4.new_code_cell("1")],
         metadata={"papermill": {"duration": 600, "end_time": "2026-12-05T12:00:00"},
                   run.STAMP: {**run.stamp(profile, name), **made}})
     folder = builds / profile / "book" / "notebooks"
@@ -108,8 +108,9 @@ def test_the_published_book_takes_each_chapter_from_its_profile_and_says_so(tmp_
     assert report == {"theory": {"profile": "cpu", "state": "current"},
                       "pretrained": {"profile": "cpu-smollm2", "state": "current"}}
     page = nbformat.read(root / "notebooks" / "pretrained.ipynb", as_version=4)
-    assert page.cells[0].source == "# pretrained"
-    head = page.cells[1].source
+    title, head = page.cells[0].source.split("\n\n", 1)
+    assert title == "# pretrained" and len(page.cells) == 2  # under the title, in its cell
+    assert page.cells[0].source.endswith("\n\nIntro.")
     assert head.startswith("*The numbers on this page come from the `cpu-smollm2` profile*: "
                            "executed 2026-12-05 12:00 UTC")
     assert "in 10.0 minutes" in head and "make reproduce PROFILE=cpu-smollm2" in head
@@ -117,7 +118,7 @@ def test_the_published_book_takes_each_chapter_from_its_profile_and_says_so(tmp_
     executed(builds, "cpu-smollm2", "pretrained", code="older")
     report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
     assert report["pretrained"]["state"] == "older code"
-    head = nbformat.read(root / "notebooks" / "pretrained.ipynb", as_version=4).cells[1].source
+    head = nbformat.read(root / "notebooks" / "pretrained.ipynb", as_version=4).cells[0].source
     assert ":::{warning}\nThis page was computed by older code" in head
     (builds / "cpu-smollm2" / "book" / "notebooks" / "pretrained.ipynb").unlink()
     report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)

@@ -246,6 +246,17 @@ def provenance_md(notebook: str, nb: nbformat.NotebookNode, state: str) -> str:
     return text
 
 
+def head(nb: nbformat.NotebookNode, text: str) -> None:
+    """Put ``text`` (markdown) right under the notebook's title: after the first line of its
+    first cell where that is a ``# `` heading, else in a cell of its own before everything."""
+    first = nb.cells[0] if nb.cells else None
+    if first is not None and first.cell_type == "markdown" and first.source.startswith("# "):
+        title, _, rest = first.source.partition("\n")
+        first.source = f"{title}\n\n{text}\n\n{rest.lstrip()}"
+    else:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(text))
+
+
 def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = REPO / "build"
              ) -> dict[str, dict[str, str]]:
     """Put the published book's executed notebooks in ``root/notebooks``: each chapter's from
@@ -271,7 +282,7 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
         shown = nb.metadata.get(STAMP, {}).get("profile", path.parents[2].name)
         report[name] = {"profile": shown, "state": state if shown == wanted else
                         f"{state}; {wanted} has not executed it: make reproduce PROFILE={wanted}"}
-        nb.cells.insert(1, nbformat.v4.new_markdown_cell(provenance_md(name, nb, state)))
+        head(nb, provenance_md(name, nb, state))
         nbformat.write(nb, out_dir / f"{name}.ipynb")
     return report
 
