@@ -522,3 +522,35 @@ def test_the_verdict_rules_and_the_ordering_state_their_constants():
     assert f"outside {stats.BOUNDS[0]:g}-{stats.BOUNDS[1]:g} %" in rules
     assert (f"the toy's within {100 * chapter.TOY_SAME:.0f} %."
             in sentences.same_ordering_text())
+
+
+def test_predicted_against_measured_crossovers_per_run():
+    """Each run beside the toy's registered crossover for its update; a run that did not cross
+    is censored at its last probe; the sentence says which optimizer's toy lies closer, and
+    counts the runs that had not crossed although the toy had."""
+    from rlvr_dynamics.chapters.regimes import sentences as rs
+    table = pd.DataFrame({"regime": ["arm", "arm", "arm", "control"],
+                          "algorithm": ["GRPO", "GRPO", "GRPO-N", "GRPO"], "seed": [0, 1, 0, 0],
+                          "crossover": [100.0, float("inf"), 50.0, 20.0],
+                          "last step": [120.0, 300.0, 70.0, 40.0]})
+    registered = {"arm": {"predictions": {"Adam": {"GRPO": {"toy expansion": 100.0},
+                                                   "GRPO-N": {"toy expansion": 25.0}},
+                                          "SGD": {"GRPO": {"toy expansion": 400.0},
+                                                  "GRPO-N": {"toy expansion": float("inf")}}}},
+                  "control": {"predictions": {"Adam": {"GRPO": {"toy expansion": 20.0}},
+                                              "SGD": {"GRPO": {"toy expansion": 80.0}}}}}
+    adam = chapter.predicted_vs_measured(table, registered, "Adam")
+    assert list(adam["predicted"]) == [100.0, 100.0, 25.0, 20.0]
+    assert list(adam["measured"]) == [100.0, 300.0, 50.0, 20.0]  # censored at the last probe
+    assert list(adam["censored"]) == [False, True, False, False]
+    assert adam["measured / predicted"].tolist()[:1] == [1.0]
+    assert np.isnan(adam["measured / predicted"].iloc[1])
+    sgd = chapter.predicted_vs_measured(table, registered, "SGD")
+    assert np.isnan(sgd["measured / predicted"].iloc[2])  # the toy never crossed
+    text = rs.predicted_text({"Adam": adam, "SGD": sgd})
+    assert "under Adam: measured over predicted 1.00 (median of 3 runs that crossed" in text
+    assert "1 of 4 runs had not crossed by their last probe although the toy had" in text
+    assert text.endswith("closer to the toy under Adam (the smaller median distance on a log "
+                         "scale).")
+    fig = figures.plot_predicted({"Adam": adam, "SGD": sgd}, "t")
+    assert len(fig.axes) == 2

@@ -48,7 +48,8 @@ from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN, RISE_MARGIN, st
 from rlvr_dynamics.chapters.regimes.stages import (ENTROPY_MARGIN, SHRINK_MARGIN,
                                                    base_rows, decompose, entropy_above,
                                                    final_entropy, informs, keeps_boundary,
-                                                   mid_curve, relative_stepwise, stage_check,
+                                                   mid_curve, predicted_vs_measured,
+                                                   relative_stepwise, stage_check,
                                                    stage_effects, stages, stalled, summary,
                                                    time_to_crossover, two_stages)
 from rlvr_dynamics.chapters.regimes.tables import (hard_problems, measured, per_run, probes,

@@ -92,6 +92,37 @@ def plot_scenario(long: pd.DataFrame, hard: np.ndarray, controls: dict[str, str]
     return fig
 
 
+def plot_predicted(pairs: dict[str, pd.DataFrame], title: str) -> plt.Figure:
+    """One panel per toy optimizer (``pairs``: optimizer -> ``stages.predicted_vs_measured``):
+    each run's measured crossover against the toy's registered one, log-log, coloured by
+    algorithm, an arm filled and a control hollow; a run that did not cross is drawn at its
+    last probe as a triangle pointing up (it crosses later, if at all); the diagonal is
+    agreement."""
+    fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.6), squeeze=False)
+    for ax, (opt, t) in zip(axes[0], pairs.items()):
+        t = t[np.isfinite(t["predicted"])]
+        for (algo, arm, censored), g in t.groupby(
+                ["algorithm", t["regime"].str.startswith("three"), "censored"], sort=False):
+            c = COLORS.get(algo)
+            ax.scatter(g["predicted"], g["measured"], marker="^" if censored else "o", s=28,
+                       facecolors=c if arm else "none", edgecolors=c,
+                       label=f"{algo}, {'arm' if arm else 'control'}"
+                             + (", not crossed" if censored else ""))
+        if len(t):
+            lo = 0.5 * min(t["predicted"].min(), t["measured"].min())
+            hi = 2 * max(t["predicted"].max(), t["measured"].max())
+            ax.plot([lo, hi], [lo, hi], color="0.6", lw=0.8)
+        ax.set(xscale="log", yscale="log", title=f"the toy under {opt}",
+               xlabel="toy's registered crossover (its steps)",
+               ylabel="LM's crossover (training steps)")
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3, which="both")
+        ax.legend(fontsize=6)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
 def plot_regimes(means: pd.DataFrame, regimes: dict[str, Any], k: int, ks: Sequence[int],
                  settings: str) -> list[plt.Figure]:
     """``plot_regime`` for each of ``regimes`` (name -> ``Regime``), titled with its knobs and

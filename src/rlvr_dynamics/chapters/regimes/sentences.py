@@ -275,6 +275,13 @@ def scenario_title(setting: str) -> str:
             f"{FALL_MARGIN:.0%}). {setting}")
 
 
+def predicted_title(setting: str) -> str:
+    """The title of the figure of predicted against measured crossovers."""
+    return ("The LM's crossover per run against the toy's registered one (filled: the arm, "
+            "hollow: its control; triangles: not crossed by the run's last probe; grey: the "
+            f"diagonal). {setting}")
+
+
 def scenario_text(table: pd.DataFrame, scenario: dict[tuple[str, str], dict],
                   registered: dict[str, dict[str, Any]], controls: dict[str, str]) -> str:
     """The scenario in words, per arm and algorithm: the toy's registered dip under Adam and
@@ -381,6 +388,29 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
             row[f"{opt}: dip as the LM's"] = "yes" if toy_dip == lm_dip else "no"
         rows.append(row)
     return pd.DataFrame(rows).set_index(["regime", "algorithm"])
+
+
+def predicted_text(pairs: dict[str, pd.DataFrame]) -> str:
+    """How far the LM's crossovers lie from the toy's registered ones under each optimizer
+    (``pairs``: optimizer -> ``stages.predicted_vs_measured``): the runs that crossed, measured
+    over predicted (median and range), the runs that did not cross within their run although
+    the toy crossed before their last probe, and which optimizer's toy is closer (the median
+    absolute log ratio)."""
+    parts, closeness = [], {}
+    for opt, t in pairs.items():
+        ratio = t["measured / predicted"].dropna()
+        late = int((t["censored"] & (t["predicted"] <= t["measured"])).sum())
+        if len(ratio):
+            closeness[opt] = float(np.median(np.abs(np.log(ratio))))
+            said = (f"measured over predicted {np.median(ratio):.2f} (median of {len(ratio)} "
+                    f"runs that crossed, {ratio.min():.2f}-{ratio.max():.2f})")
+        else:
+            said = "no run has both a measured and a predicted crossover"
+        parts.append(f"under {opt}: {said}; {late} of {len(t)} runs had not crossed by their "
+                     "last probe although the toy had crossed by then")
+    best = (f" The crossovers lie closer to the toy under {min(closeness, key=closeness.get)} "
+            "(the smaller median distance on a log scale)." if len(closeness) > 1 else "")
+    return "Against the toy's registered crossover, " + "; ".join(parts) + "." + best
 
 
 def claim_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],

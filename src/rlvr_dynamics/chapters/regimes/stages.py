@@ -7,6 +7,8 @@ reproduction chapter; a base that cannot show its boundary move (``informs``) do
 vote."""
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -152,6 +154,26 @@ def stages(long: pd.DataFrame, hard: dict[str, np.ndarray], ks: dict[str, int],
                          "start": start, "end": end, "gain": end - start,
                          **decompose(r0, r1, k),
                          "noise": float(np.median(np.sqrt(noise)))})
+    return pd.DataFrame(rows)
+
+
+def predicted_vs_measured(table: pd.DataFrame, registered: dict[str, dict[str, Any]],
+                          optimizer: str) -> pd.DataFrame:
+    """Per run of a regime with a registered prediction (``table``: ``stages``' rows;
+    ``registered``: regime -> ``prediction.register``'s record): the toy's registered time to
+    crossover under ``optimizer`` for the run's update (a "-N" algorithm: the negative-only
+    one), the LM's measured crossover (censored at the run's last probe where it did not cross:
+    ``censored``), and measured over predicted (NaN where either is not finite)."""
+    rows = []
+    for _, run in table[table["regime"].isin(list(registered))].iterrows():
+        update = "GRPO-N" if run["algorithm"].endswith("-N") else "GRPO"
+        predicted = registered[run["regime"]]["predictions"][optimizer][update]["toy expansion"]
+        censored = bool(np.isinf(run["crossover"]))
+        measured = run["last step"] if censored else run["crossover"]
+        ratio = measured / predicted if not censored and np.isfinite(predicted) else np.nan
+        rows.append({"regime": run["regime"], "algorithm": run["algorithm"], "seed": run["seed"],
+                     "predicted": float(predicted), "measured": float(measured),
+                     "censored": censored, "measured / predicted": float(ratio)})
     return pd.DataFrame(rows)
 
 
