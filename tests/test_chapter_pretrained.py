@@ -7,7 +7,7 @@ import pytest
 from rlvr_dynamics import profiles
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.chapters import pretrained as chapter
-from rlvr_dynamics.chapters.pretrained import sentences
+from rlvr_dynamics.chapters.pretrained import figures, sentences
 
 
 def params(profile: str, **overrides) -> chapter.Params:
@@ -114,3 +114,20 @@ def test_the_verdict_rule_states_the_level_of_the_verdicts_interval(monkeypatch)
     assert "its 95 % interval" in sentences.verdict_rule()
     monkeypatch.setattr(sentences, "CONFIDENCE", 0.9)
     assert "its 90 % interval" in sentences.verdict_rule()
+
+
+def test_the_grader_says_where_it_found_the_right_answers():
+    """Right answers found in a box, found by the fallback (the last integer), and the Pass@1
+    that a boxed-only grader would give; a model that never boxes gets none."""
+    import pandas as pd
+    boxes = pd.DataFrame({"text": ["so \\boxed{7}", "it is 7", "\\boxed{8}", "8"],
+                          "correct": [True, True, False, False]})
+    never = pd.DataFrame({"text": ["7", "7"], "correct": [True, True]})
+    t = chapter.answer_sources({("s", "b", "Base", 0): boxes, ("s", "b", "GRPO", 0): never})
+    first, second = t.iloc[0], t.iloc[1]
+    assert (first["right"], first["boxed, of the right"], first["Pass@1, boxed only"]) == \
+        (0.5, 0.5, 0.25)
+    assert first["fallback, of the right"] == 0.5
+    assert (second["boxed, of the right"], second["Pass@1, boxed only"]) == (0.0, 0.0)
+    styled = figures.sources_table(t, "d")
+    assert "Where the grader found the right answers" in styled.to_html()

@@ -38,6 +38,7 @@ from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import training as tr
 from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
+from rlvr_dynamics.tasks.math import last_boxed
 from rlvr_dynamics.passk import ks_for, pass_at_k
 from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import TrainConfig
@@ -229,6 +230,24 @@ def obtain(P: Params) -> Results | None:
         marker(where).begin(fresh=True)
         marker(where).finish({"runs": len(folders), "params": P.values()})
     return Results(where, Q, table, tr.dynamics_of(by_label), recs)
+
+
+def answer_sources(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
+    """Where the grader (``tasks.arithmetic.extract``: the last ``\\boxed{}``, else the last
+    integer of the text) found the answers it counted right, per evaluation (setting,
+    benchmark, model, seed; sampled records): the share of right samples, the share of the
+    right ones that were boxed and of those the fallback found, and the Pass@1 that a
+    boxed-only grader (as the paper grades, math-verify on the boxed answer) would give."""
+    rows = []
+    for (setting, bench, model, seed), r in recs.items():
+        right = r["correct"].astype(bool).to_numpy()
+        boxed = r["text"].astype(str).map(lambda t: last_boxed(t) is not None).to_numpy()
+        rows.append({"setting": setting, "benchmark": bench, "model": model, "seed": seed,
+                     "right": right.mean(),
+                     "boxed, of the right": boxed[right].mean() if right.any() else float("nan"),
+                     "Pass@1, boxed only": (right & boxed).mean()})
+    out = pd.DataFrame(rows)
+    return out.assign(**{"fallback, of the right": 1 - out["boxed, of the right"]})
 
 
 def probe_passk(dynamics: dict[str, list[list[dict[str, Any]]]], ks: list[int]

@@ -18,6 +18,16 @@ def difficulty_table(table: pd.DataFrame, P: Params, described: str):
                   caption=sentences.difficulty_caption(P, described))
 
 
+def sources_table(sources: pd.DataFrame, described: str):
+    """``chapter.answer_sources`` per setting, benchmark and model: shares in %, mean over
+    seeds."""
+    columns = ["right", "boxed, of the right", "fallback, of the right", "Pass@1, boxed only"]
+    means = sources.groupby(["setting", "benchmark", "model"], sort=False)[columns].mean()
+    return styled(100 * means, decimals=1,
+                  caption=f"Where the grader found the right answers (%), mean over seeds. "
+                          f"{described}")
+
+
 def plot_probe(long: pd.DataFrame, title: str) -> plt.Figure:
     """Pass@k over training, one panel per (setting, level, k), one line per algorithm (mean
     over seeds, shaded from the lowest to the highest)."""
