@@ -1,7 +1,9 @@
-"""The paper's claims of Section 4 checked over seeds (``stats``): Pass@1's gain, the large-k
-and out-of-distribution claims, answer entropy and the case study, each a difference of means
-over seeds against a margin declared before the runs; and the setting whose verdicts decide
-(the one that reaches the base's rare path)."""
+"""The paper's claims of Section 4 checked over seeds and problems (``stats``): Pass@1's gain,
+the large-k and out-of-distribution claims (at the base's mid-curve k, the paper's k beside),
+answer entropy and the case study, each a difference of means against a margin declared before
+the runs; a check whose measurement could not have moved either way says why (``Check.why_not``)
+and reads *cannot inform*; and the setting whose verdicts decide (the one that reaches the
+base's rare path)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -24,8 +26,8 @@ ANSWER_ENTROPY_MARGIN = 0.05
 """answer_entropy: the smallest difference that counts (nats; the paper's GRPO-N - GRPO on
 AMC 2023 is about 0.4 nats, Table 4)."""
 CASE_MARGIN = 1.0
-"""case_study: the smallest difference in the share of correct samples with a corrected step
-that counts (points)."""
+"""case_study: the smallest difference in the share of correct step-by-step samples with a
+corrected step that counts (points)."""
 
 
 def rare_path_support(recs: dict[tuple, pd.DataFrame], bench: str, hard: set[str], n: int
