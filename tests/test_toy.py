@@ -14,24 +14,29 @@ from rlvr_dynamics.theory import expected_logit_update, logit_update, softmax
 R3 = np.array([0.5, 1.0, 0.0])
 
 
+RULES = [(False, None), (True, None), (False, 0.0), (False, 0.1)]
+"""The updates: standard, negative-only, NSR and W-REINFORCE (negative_only, reinforce)."""
+
+
 @pytest.mark.parametrize("optimizer", ["adam", "sgd"])
-@pytest.mark.parametrize("negative_only", [False, True])
+@pytest.mark.parametrize("negative_only,reinforce", RULES)
 @pytest.mark.parametrize("tau,lr", [([1.0, 2.0], [0.1, 0.3]), (1.5, 0.2)])
 def test_vectorised_run_matches_the_literal_loop_on_the_same_draws(optimizer, negative_only,
-                                                                   tau, lr):
+                                                                   reinforce, tau, lr):
     # Two settings of four actions, with their own or shared temperature and learning rate.
     z0 = toy.logits([[0.45, 0.05, 0.3, 0.2], [0.7, 0.01, 0.2, 0.09]])
     r = np.array([[0.5, 1.0, 0.0, 0.25], [0.3, 1.0, 0.0, 0.6]])
     steps, seeds, G = 150, 4, 3
     got = toy.simulate(z0, r, G=G, lr=lr, tau=tau, optimizer=optimizer,
-                       negative_only=negative_only, steps=steps, seeds=seeds, seed=11)
+                       negative_only=negative_only, reinforce=reinforce, steps=steps,
+                       seeds=seeds, seed=11)
     rng = np.random.default_rng(11)
     u = np.stack([toy.uniforms(rng, 2, seeds, G) for _ in range(steps)])
     assert got.pi.shape == (steps + 1, 2, seeds, 4)
     tau, lr = np.broadcast_to(tau, 2), np.broadcast_to(lr, 2)
     for s, j in itertools.product(range(2), range(seeds)):
         ref = toy.algorithm1(z0[s], r[s], u[:, s, j], lr=lr[s], tau=tau[s], optimizer=optimizer,
-                             negative_only=negative_only)
+                             negative_only=negative_only, reinforce=reinforce)
         np.testing.assert_allclose(got.pi[:, s, j], ref, rtol=0, atol=1e-9)
     assert np.ptp(got.pi[:, 0], axis=1).max() > 0.01    # the seeds did go different ways
 
@@ -56,26 +61,29 @@ def test_one_step_mean_matches_theorem1_times_one_minus_one_over_G(G, tau):
     assert abs(expected.sum()) < 1e-15
 
 
-def brute_force_expectation(pi, r, G, tau, negative_only):
+def brute_force_expectation(pi, r, G, tau, negative_only, reinforce=None):
     """E[g] by summing over all K^G ordered groups, each through ``group_gradient``."""
     K = len(pi)
     total = np.zeros(K)
     for group in itertools.product(range(K), repeat=G):
         n = np.bincount(group, minlength=K).astype(float)
-        g, _ = toy.group_gradient(pi, n, r, tau, negative_only)
+        g, _ = toy.group_gradient(pi, n, r, tau, negative_only, reinforce)
         total += np.prod(pi[list(group)]) * g
     return total
 
 
-@pytest.mark.parametrize("negative_only", [False, True])
+@pytest.mark.parametrize("negative_only,reinforce", RULES)
 @pytest.mark.parametrize("G", [1, 2, 3, 5])
-def test_expected_gradient_is_exact(G, negative_only):
+def test_expected_gradient_is_exact(G, negative_only, reinforce):
     pi = np.array([0.5, 0.15, 0.25, 0.1])
     r = np.array([0.5, 1.0, 0.0, 0.7])
-    got = toy.expected_gradient(pi, r, G, 1.5, negative_only)
-    np.testing.assert_allclose(got, brute_force_expectation(pi, r, G, 1.5, negative_only),
-                               rtol=0, atol=1e-14)
-    if not negative_only:   # the mean field of the standard update is (1 - 1/G) Theorem 1
+    got = toy.expected_gradient(pi, r, G, 1.5, negative_only, reinforce)
+    np.testing.assert_allclose(got, brute_force_expectation(pi, r, G, 1.5, negative_only,
+                                                            reinforce), rtol=0, atol=1e-14)
+    if reinforce is not None:  # each sample's own advantage: Theorem 1 with A = mu r - (1 - r)
+        np.testing.assert_allclose(got, expected_logit_update(pi, reinforce * r - (1 - r),
+                                                              1 / 1.5), rtol=0, atol=1e-15)
+    elif not negative_only:   # the mean field of the standard update is (1 - 1/G) Theorem 1
         np.testing.assert_allclose(got, (1 - 1 / G) * expected_logit_update(pi, r, 1 / 1.5),
                                    rtol=0, atol=1e-15)
 
@@ -230,3 +238,16 @@ def test_initial_probabilities_are_checked():
 def test_notebook_parameters_are_checked(override, message):
     with pytest.raises(ParameterError, match=f"toy_dynamics: .*{message}"):
         resolve("smoke", "toy_dynamics", override)
+
+
+def test_nsr_moves_a_group_that_is_all_wrong_and_grpo_n_does_not():
+    """A group of G samples of the bad action a3 (reward 0): GRPO-N's advantages are all zero,
+    NSR's all -1, which lowers a3 and lifts the others in proportion to pi."""
+    pi, n = np.array([0.5, 0.1, 0.4]), np.array([0.0, 0.0, 3.0])
+    g_n, _ = toy.group_gradient(pi, n, R3, 1.0, True)
+    g_nsr, neg = toy.group_gradient(pi, n, R3, 1.0, False, 0.0)
+    assert not g_n.any()
+    np.testing.assert_allclose(g_nsr, -(np.array([0.0, 0.0, 1.0]) - pi))
+    assert neg.tolist() == [0.0, 0.0, 3.0]
+    with pytest.raises(ValueError, match="reinforce must be >= 0"):
+        toy.setting(toy.logits(pi), R3, reinforce=0.1, negative_only=True)

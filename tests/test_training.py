@@ -50,6 +50,20 @@ def tiny(tmp_path_factory) -> str:
     return str(path)
 
 
+@dataclass(frozen=True)
+class SomeHopeless(Parity):
+    """``Parity`` with every fourth prompt unsolvable: its groups are all wrong."""
+
+    name: str = "parity, some hopeless"
+
+    def problems(self, split: str) -> list[Problem]:
+        return [dataclasses.replace(p, answer="x") if i % 4 == 0 else p
+                for i, p in enumerate(super().problems(split))]
+
+    def verify(self, completion: str, answer: str) -> bool:
+        return answer != "x" and super().verify(completion, answer)
+
+
 def config(tiny: str, algorithm: str = "grpo", **changes) -> TrainConfig:
     base = dict(algorithm=algorithm, model=tiny, task=Parity(), positive_weight=None, seed=0,
                 steps=2, num_generations=G, generation_batch=PROMPTS * G,
@@ -148,6 +162,45 @@ def test_lambda_scales_only_the_positive_samples(tiny, tmp_path):
         torch.testing.assert_close(g_h[i], g[i] * (0.5 if a > 0 else 1.0), rtol=1e-6, atol=0)
 
 
+@pytest.mark.parametrize("name,mu", [("nsr", 0.0), ("w_reinforce", 0.1)])
+def test_reinforce_advantages_by_hand_and_their_gradients(tiny, tmp_path, name, mu):
+    """NSR and W-REINFORCE: each sample's advantage is mu r - (1 - r) from its own reward (by
+    hand: the stand-in task's reward is 1 for an even length), whatever its group holds; a
+    sample's gradient is GRPO's scaled by the ratio of the two advantages where GRPO's is not
+    zero (the clipped surrogate is homogeneous in A of one sign), and a group that is all wrong,
+    which GRPO leaves unmoved, is pushed down."""
+    task = SomeHopeless()
+    full, batch = generation(config(tiny, "grpo", task=task), tmp_path)
+    other, batch_r = generation(config(tiny, name, task=task), tmp_path)
+    assert torch.equal(batch["completion_ids"], batch_r["completion_ids"])
+    texts = full.processing_class.batch_decode(
+        [ids[m.bool()] for ids, m in zip(batch["completion_ids"], batch["completion_mask"])],
+        skip_special_tokens=True)
+    answers = [full.train_dataset[i // G]["answer"] for i in range(len(texts))]
+    r = torch.tensor([float(task.verify(t, a)) for t, a in zip(texts, answers)])
+    torch.testing.assert_close(batch_r["advantages"], mu * r - (1 - r))
+    A, A_r = batch["advantages"], batch_r["advantages"]
+    g, g_r = hidden_grads(full, batch), hidden_grads(other, batch_r)
+    scaled = 0
+    for i, (a, b) in enumerate(zip(A.tolist(), A_r.tolist())):
+        if b == 0:
+            assert g_r[i].count_nonzero() == 0, f"sample {i} (A={b}) got a gradient"
+        elif abs(a) > 1e-6 and (a > 0) == (b > 0):
+            torch.testing.assert_close(g_r[i], g[i] * (b / a), rtol=1e-4, atol=1e-9)
+            scaled += 1
+    assert scaled >= 4
+    hopeless = [i for i in range(len(A)) if i // G % 4 == 0]  # GRPO: zero advantage; here -1
+    assert all(abs(A[i]) < 1e-6 and g[i].count_nonzero() == 0 for i in hopeless)
+    assert all(A_r[i] == -1 and g_r[i].count_nonzero() > 0 for i in hopeless)
+
+
+def test_the_registry_holds_nsr_and_w_reinforce():
+    assert (algorithms.get("nsr").reinforce, algorithms.get("w_reinforce").reinforce) == (0.0, 0.1)
+    assert all(algorithms.get(n).reinforce is None for n in ("grpo", "grpo_n", "gspo", "gspo_n"))
+    from rlvr_dynamics.chapters.style import COLORS
+    assert all(a.label in COLORS for a in algorithms.ALGORITHMS.values())
+
+
 def test_kl_and_entropy_terms_still_act_on_dropped_samples(tiny, tmp_path):
     """With a KL penalty and an entropy bonus, a positive sample under GRPO-N gets exactly the
     regularisers' gradient (that of a zero advantage) and a negative one GRPO's gradient."""
@@ -199,7 +252,7 @@ def test_sequence_ratio_matches_its_definition(tiny, tmp_path):
 
 def test_unknown_algorithm_lists_the_valid_ones(tiny):
     with pytest.raises(ValueError, match=r"unknown algorithm 'ppo'; valid: \['grpo', 'grpo_n', "
-                                         r"'gspo', 'gspo_n'\]"):
+                                         r"'gspo', 'gspo_n', 'nsr', 'w_reinforce'\]"):
         algorithms.get("ppo")
     with pytest.raises(ValueError, match="unknown algorithm 'ppo'"):
         config(tiny, "ppo")

@@ -58,6 +58,7 @@ class Setting:
     G: int
     optimizer: str
     negative_only: bool
+    reinforce: float | None = None
 
 
 def logits(pi0) -> np.ndarray:
@@ -86,9 +87,12 @@ def _count(name: str, v, lo: int) -> None:
 
 
 def setting(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
-            negative_only: bool = False) -> Setting:
+            negative_only: bool = False, reinforce: float | None = None) -> Setting:
     """Check and broadcast the inputs of one call; every error names its parameter."""
     _count("G", G, 1)
+    if reinforce is not None and not (reinforce >= 0 and not negative_only):
+        raise ValueError(f"reinforce must be >= 0 (or None), and not with negative_only; got "
+                         f"reinforce={reinforce}, negative_only={negative_only}")
     if optimizer not in OPTIMIZERS:
         raise ValueError(f"optimizer must be one of {OPTIMIZERS}, got {optimizer!r}")
     arrays = {"z0": np.asarray(z0, dtype=float), "r": np.asarray(r, dtype=float)}
@@ -116,7 +120,7 @@ def setting(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
     return Setting(np.broadcast_to(z0, (S, K)).copy(), np.broadcast_to(r, (S, K)).copy(),
                    np.broadcast_to(arrays["tau"], (S,)).copy(),
                    np.broadcast_to(arrays["lr"], (S,)).copy(), int(G), optimizer,
-                   bool(negative_only))
+                   bool(negative_only), None if reinforce is None else float(reinforce))
 
 
 # --- one step ----------------------------------------------------------------------------------
@@ -140,19 +144,26 @@ def counts(pi: np.ndarray, u: np.ndarray) -> np.ndarray:
 
 
 def group_gradient(pi: np.ndarray, n: np.ndarray, r: np.ndarray, tau,
-                   negative_only: bool) -> tuple[np.ndarray, np.ndarray]:
+                   negative_only: bool, reinforce: float | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """g = (1/G) sum_i w_i (e_{a_i} - pi) / tau for a group with counts ``n`` (..., K).
 
     Every sample of action k has the same advantage A_k = r_k - n.r / G, so the group's sum is
     sum_k n_k w_k (e_k - pi). For the standard update (w = A) the advantages sum to zero, the
     pi terms cancel and g = n A / (G tau): an action not sampled gets no gradient at all.
-    Returns g (..., K) and the number of relative-negative samples (A < 0) of each action.
-    ``tau`` broadcasts against pi[..., 0].
+    Negative-only: w = min(A, 0). With ``reinforce`` = mu (NSR: 0, W-REINFORCE: 0.1, Zhu et
+    al. 2025): w = A = mu r_k - (1 - r_k), each sample's own reward with no group baseline, so
+    a group that is all wrong moves too. Returns g (..., K) and the number of negative samples
+    (A < 0) of each action. ``tau`` broadcasts against pi[..., 0].
     """
     G = n.sum(-1)
+    scale = (1 / (G * np.asarray(tau)))[..., None]
+    if reinforce is not None:  # NSR / W-REINFORCE: A = mu r - (1 - r), no group baseline
+        A = reinforce * r - (1 - r)
+        w = n * A
+        return (w - pi * w.sum(-1)[..., None]) * scale, np.where(A < 0, n, 0.0)
     A = r - ((n * r).sum(-1) / G)[..., None]
     negative = np.where(A < 0, n, 0.0)
-    scale = (1 / (G * np.asarray(tau)))[..., None]
     if not negative_only:
         return n * A * scale, negative
     w = n * np.minimum(A, 0.0)
@@ -221,8 +232,8 @@ def _per_setting(x: np.ndarray, trailing: int):
 
 
 def run(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
-        negative_only: bool = False, steps: int = 500, seeds: int = 100, seed: int = 0,
-        progress: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
+        negative_only: bool = False, reinforce: float | None = None, steps: int = 500,
+        seeds: int = 100, seed: int = 0, progress: bool = False) -> Iterator[tuple[np.ndarray, np.ndarray | None]]:
     """Algorithm 1 for ``seeds`` independent runs of each of S settings, vectorised.
 
     z0 and r are (K,) or (S, K); tau and lr are numbers or (S,). Yields, for l = 0..steps, the
@@ -230,7 +241,8 @@ def run(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
     step l (None after the last step). Step l draws ``uniforms(rng, S, seeds, G)`` from
     ``np.random.default_rng(seed)``. The inputs are checked when ``run`` is called.
     """
-    st = setting(z0, r, G=G, lr=lr, tau=tau, optimizer=optimizer, negative_only=negative_only)
+    st = setting(z0, r, G=G, lr=lr, tau=tau, optimizer=optimizer, negative_only=negative_only,
+                 reinforce=reinforce)
     _count("steps", steps, 0)
     _count("seeds", seeds, 1)
     return _run(st, steps, seeds, seed, progress)
@@ -246,7 +258,7 @@ def _run(st: Setting, steps: int, seeds: int, seed: int, progress: bool):
     pi = softmax(z, np.expand_dims(tau, -1))
     for _ in bar(range(steps), progress, desc="Algorithm 1", leave=False):
         n = counts(pi, uniforms(rng, S, seeds, st.G))
-        g, negative = group_gradient(pi, n, r, tau, st.negative_only)
+        g, negative = group_gradient(pi, n, r, tau, st.negative_only, st.reinforce)
         yield pi, negative
         z += opt.step(g)
         pi = softmax(z, np.expand_dims(tau, -1))
@@ -277,13 +289,14 @@ def simulate(z0, r, *, steps: int = 500, **kwargs) -> Trajectories:
 # --- the literal loop ------------------------------------------------------------------------
 
 def algorithm1(z0, r, u: np.ndarray, *, lr: float = 0.1, tau: float = 1.0,
-               optimizer: str = "adam", negative_only: bool = False) -> np.ndarray:
+               optimizer: str = "adam", negative_only: bool = False,
+               reinforce: float | None = None) -> np.ndarray:
     """Algorithm 1 as printed (Appendix C.1), one seed, one sample at a time.
 
     ``u`` (steps, G) holds the uniforms that pick the actions. Returns pi (steps+1, K). Each
     sample adds Lemma 1's update (``logit_update``) to g; negative-only skips samples with
     A >= 0. Adam is written out here rather than shared with ``run``, so that each checks
-    the other.
+    the other. With ``reinforce`` = mu, A_i = mu r(a_i) - (1 - r(a_i)) (NSR, W-REINFORCE).
     """
     z = np.array(z0, dtype=float)
     r = np.asarray(r, dtype=float)
@@ -296,7 +309,8 @@ def algorithm1(z0, r, u: np.ndarray, *, lr: float = 0.1, tau: float = 1.0,
         pi = out[-1]
         cdf = list(itertools.accumulate(pi))
         a = [next((k for k in range(K - 1) if u[l, i] < cdf[k]), K - 1) for i in range(G)]
-        A = [r[a[i]] - sum(r[a[j]] for j in range(G)) / G for i in range(G)]
+        A = ([reinforce * r[a[i]] - (1 - r[a[i]]) for i in range(G)] if reinforce is not None
+             else [r[a[i]] - sum(r[a[j]] for j in range(G)) / G for i in range(G)])
         g = np.zeros(K)
         for i in range(G):
             if negative_only and not A[i] < 0:
@@ -330,16 +344,21 @@ def multinomial_pmf(n: np.ndarray, pi: np.ndarray) -> np.ndarray:
     return coef * np.prod(pi[..., None, :] ** n, axis=-1)
 
 
-def expected_gradient(pi, r, G: int, tau=1.0, negative_only: bool = False) -> np.ndarray:
+def expected_gradient(pi, r, G: int, tau=1.0, negative_only: bool = False,
+                      reinforce: float | None = None) -> np.ndarray:
     """E[g] over groups of G actions drawn from pi (..., K), exactly.
 
     Standard update: (1 - 1/G) times Theorem 1 with eta = 1/tau (``expected_group_logit_update``).
     Negative-only: by exchangeability E[g] = E[w_1 (e_{a_1} - pi)] / tau, summed over the first
     sample's action v and the counts n of the other G - 1 samples, for which
-    A_1 = r_v (1 - 1/G) - n.r / G.
+    A_1 = r_v (1 - 1/G) - n.r / G. With ``reinforce`` = mu: each sample's own
+    A = mu r - (1 - r), so E[g] = pi (A - pi . A) / tau whatever G.
     """
     pi, r = np.asarray(pi, dtype=float), np.asarray(r, dtype=float)
     tau = np.asarray(tau, dtype=float)[..., None]
+    if reinforce is not None:
+        A = reinforce * r - (1 - r)
+        return pi * (A - (pi * A).sum(-1, keepdims=True)) / tau
     if not negative_only:
         return expected_group_logit_update(pi, r, G, 1.0) / tau
     others = compositions(G - 1, pi.shape[-1])                        # (C, K)
@@ -351,20 +370,23 @@ def expected_gradient(pi, r, G: int, tau=1.0, negative_only: bool = False) -> np
 
 
 def mean_field(z0, r, *, G: int = 2, lr=0.1, tau=1.0, optimizer: str = "adam",
-               negative_only: bool = False, steps: int = 500) -> np.ndarray:
+               negative_only: bool = False, reinforce: float | None = None,
+               steps: int = 500) -> np.ndarray:
     """Iterate the exact E[g] deterministically: pi (steps+1, S, K).
 
     SGD: the Theorem 1 trajectory z <- z + eta E[g]. Adam: Adam fed with E[g]. Neither is the
     mean of the random trajectories, since pi is non-linear in z (and Adam in g).
     """
-    st = setting(z0, r, G=G, lr=lr, tau=tau, optimizer=optimizer, negative_only=negative_only)
+    st = setting(z0, r, G=G, lr=lr, tau=tau, optimizer=optimizer, negative_only=negative_only,
+                 reinforce=reinforce)
     _count("steps", steps, 0)
     z = st.z0.copy()
     opt = _optimizer(st.optimizer, z, st.lr[:, None])
     pi = np.empty((steps + 1, *z.shape))
     pi[0] = softmax(z, st.tau[:, None])
     for l in range(steps):
-        z += opt.step(expected_gradient(pi[l], st.r, st.G, st.tau, st.negative_only))
+        z += opt.step(expected_gradient(pi[l], st.r, st.G, st.tau, st.negative_only,
+                                        st.reinforce))
         pi[l + 1] = softmax(z, st.tau[:, None])
     return pi
 
@@ -455,7 +477,7 @@ def cached(result: type):
     return wrap
 
 
-_FIELD = ("G", "lr", "tau", "optimizer", "negative_only")
+_FIELD = ("G", "lr", "tau", "optimizer", "negative_only", "reinforce")
 """The keywords of ``run`` that ``mean_field`` shares."""
 
 

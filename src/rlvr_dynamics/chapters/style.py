@@ -13,7 +13,7 @@ import pandas as pd
 from rlvr_dynamics.training.algorithms import BASE
 
 COLORS = {BASE: "black", "GRPO": "tab:blue", "GRPO-N": "tab:orange", "GSPO": "tab:green",
-          "GSPO-N": "tab:red"}
+          "GSPO-N": "tab:red", "NSR": "tab:purple", "W-REINFORCE": "tab:brown"}
 """The colour of each model's curves, by label (``training.algorithms``' labels)."""
 
 ACTION_COLORS = ("tab:blue", "tab:orange", "tab:gray", "tab:purple", "tab:brown", "tab:pink")

@@ -1,4 +1,5 @@
-"""The paper's four algorithms on TRL's ``GRPOTrainer`` (Section 4.1, Appendix B.5).
+"""The paper's four algorithms on TRL's ``GRPOTrainer`` (Section 4.1, Appendix B.5), and NSR and
+W-REINFORCE beside them.
 
 GRPO is Eq. 2 with TRL's token-level importance ratio ``w_{i,t}``; GSPO is the same trainer with
 ``importance_sampling_level="sequence"``, whose ratio is
@@ -12,6 +13,16 @@ the samples with a negative relative advantage (Appendix B.5): Eq. 2 with the in
 and since the clipped surrogate ``-min(w A, clip(w) A)`` is positively homogeneous in ``A``,
 scaling ``A_i`` by ``lambda >= 0`` scales sample i's policy-gradient term by exactly ``lambda``,
 clipping included. ``trainer.GRPONTrainer`` does only this, after TRL has computed the advantages.
+
+Beside them, negative sample reinforcement and its weighted form (Zhu et al. 2025, "The
+Surprising Effectiveness of Negative Reinforcement in LLM Reasoning"): REINFORCE-style
+advantages with no group baseline and no scaling, from each sample's own reward r in [0, 1],
+
+    A_i = mu * r_i - (1 - r_i)              (NSR: mu = 0; W-REINFORCE: mu = 0.1),
+
+so that a wrong sample is pushed down by 1 whatever its group holds (under GRPO-N a group whose
+samples are all wrong has zero advantages and moves nothing) and a right one up by mu. The same
+trainer replaces TRL's advantages by these (``reinforce``: mu; None for the group-relative four).
 
 What the -N variants keep, and why:
 
@@ -41,14 +52,17 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Algorithm:
     """One entry of the registry: the importance-sampling level, the weight lambda on the
-    positive samples' advantages and the loss aggregation it prescribes (None: the run's
-    ``loss_type``). How its curves are drawn is presentation (``chapters.style``)."""
+    positive samples' advantages, the loss aggregation it prescribes (None: the run's
+    ``loss_type``) and, for the REINFORCE-style ones, the reward mu of a right sample in place
+    of the group-relative advantage (``reinforce``; None: group-relative). How its curves are
+    drawn is presentation (``chapters.style``)."""
 
     name: str
     label: str
     importance_sampling_level: str
     positive_weight: float
     aggregation: str | None = None
+    reinforce: float | None = None
 
 
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
@@ -56,6 +70,8 @@ ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
     Algorithm("grpo_n", "GRPO-N", "token", 0.0),
     Algorithm("gspo", "GSPO", "sequence", 1.0, aggregation="grpo"),
     Algorithm("gspo_n", "GSPO-N", "sequence", 0.0, aggregation="grpo"),
+    Algorithm("nsr", "NSR", "token", 1.0, reinforce=0.0),
+    Algorithm("w_reinforce", "W-REINFORCE", "token", 1.0, reinforce=0.1),
 )}
 
 BASE = "Base"

@@ -149,6 +149,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         seed=cfg.seed,
         # the algorithm
         positive_weight=cfg.positive_weight,
+        reinforce=algorithms.get(cfg.algorithm).reinforce,
         importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
         loss_type=algorithms.get(cfg.algorithm).aggregation or cfg.loss_type,  # GSPO: per sequence
         scale_rewards="group",

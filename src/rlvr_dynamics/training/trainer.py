@@ -1,5 +1,6 @@
-"""The one small subclass of TRL's ``GRPOTrainer`` behind all four algorithms: the advantages
-of positive samples weighted by lambda (``algorithms`` explains the choices); besides, the
+"""The one small subclass of TRL's ``GRPOTrainer`` behind every algorithm: the advantages of
+positive samples weighted by lambda, or REINFORCE-style advantages from each sample's own reward
+for NSR and W-REINFORCE (``algorithms`` explains the choices); besides, the
 shuffling seed per epoch, which makes resumed runs exact, and, where TRL would call
 ``model.generate`` (no vLLM, text only, no top-k, min-p or repetition penalty), the rollouts
 drawn by the project's sampler (``sampling.TransformersBackend``: about half of
@@ -28,10 +29,18 @@ class GRPONConfig(GRPOConfig):
         metadata={"help": "lambda: weight on the advantages of samples with non-negative advantage "
                           "(1: GRPO/GSPO, 0: GRPO-N/GSPO-N, Appendix B.5)."})
 
+    reinforce: float | None = field(
+        default=None,
+        metadata={"help": "mu: REINFORCE-style advantages mu r - (1 - r) from each sample's own "
+                          "reward in place of the group-relative ones (NSR: 0, W-REINFORCE: "
+                          "0.1); None: group-relative (GRPO and its kin)."})
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.positive_weight >= 0:
             raise ValueError(f"positive_weight must be >= 0, got {self.positive_weight}")
+        if self.reinforce is not None and not self.reinforce >= 0:
+            raise ValueError(f"reinforce must be >= 0 or None, got {self.reinforce}")
 
 
 class GRPONTrainer(GRPOTrainer):
@@ -42,8 +51,26 @@ class GRPONTrainer(GRPOTrainer):
     is negative (the samples that -N trains on).
     """
 
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
+        """TRL's rewards of the whole generation batch (every process's), kept: the
+        REINFORCE-style advantages are read from them (``reinforced``)."""
+        self._rewards_per_func = super()._calculate_rewards(inputs, prompts, completions,
+                                                            completion_ids_list)
+        return self._rewards_per_func
+
+    def reinforced(self, local: int) -> torch.Tensor:
+        """A_i = mu r_i - (1 - r_i) for this process's ``local`` samples of the last batch, r
+        their weighted reward (TRL's sum over reward functions)."""
+        r = (self._rewards_per_func * self.reward_weights.to(self._rewards_per_func.device)
+             .unsqueeze(0)).nansum(dim=1)
+        start = self.accelerator.process_index * local
+        r = r[start:start + local]
+        return self.args.reinforce * r - (1 - r)
+
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         batch = super()._generate_and_score_completions(inputs)
+        if self.args.reinforce is not None:
+            batch["advantages"] = self.reinforced(len(inputs)).to(batch["advantages"])
         advantages = batch["advantages"]
         negative = advantages < 0
         batch["advantages"] = torch.where(negative, advantages,

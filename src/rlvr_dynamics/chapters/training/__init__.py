@@ -163,10 +163,13 @@ def dynamics_of(runs: dict[Any, list[Path]]) -> dict[Any, list[list[dict[str, An
 
 
 def algorithm_table() -> pd.DataFrame:
-    """The four algorithms (``training.algorithms``): where each takes its importance ratio and
-    its weight lambda on positive samples."""
+    """The registered algorithms (``training.algorithms``): where each takes its importance
+    ratio, its weight lambda on positive samples, and its advantage (group-relative, or
+    REINFORCE-style mu r - (1 - r) for NSR and W-REINFORCE)."""
     return pd.DataFrame([{"algorithm": a.label, "importance ratio": a.importance_sampling_level,
-                          "λ (weight on positive samples)": a.positive_weight}
+                          "λ (weight on positive samples)": a.positive_weight,
+                          "advantage": ("group-relative" if a.reinforce is None else
+                                        f"{a.reinforce:g} r - (1 - r), no group baseline")}
                          for a in ALGORITHMS.values()]).set_index("algorithm")
 
 
