@@ -131,6 +131,9 @@ class Params(NeedsParams):
         require(len(self.regimes) >= 1, "regimes must name at least one regime")
         for name in self.algorithms:
             require(name in ALGORITHMS, f"algorithms has {name!r}; valid: {sorted(ALGORITHMS)}")
+            require(ALGORITHMS[name].reinforce is None,
+                    f"algorithms has {name!r}: the toy beside each regime reads the "
+                    "group-relative updates only (standard and -N), not yet NSR or W-REINFORCE")
         require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
         require(self.probe_every <= self.steps, f"probe_every={self.probe_every} must be <= "
                                                 f"steps={self.steps}")
