@@ -456,3 +456,19 @@ def test_summary_text_lists_what_holds_and_what_does_not(P):
     table = shown.summary_table(main, by_G_with([50, 80, np.inf]), [(1e-3, 2e-4)])
     text = sentences.summary_text(table, opt, opt, grids)
     assert "**Not reproduced here**: stage 2: π(a2) rises, π(a1) falls;" in text
+
+
+def test_the_rules_sentence_names_the_update_that_expands_soonest():
+    import numpy as np
+    from types import SimpleNamespace
+    from rlvr_dynamics.chapters.toy_dynamics import sentences as ts
+
+    def sm(times):
+        return SimpleNamespace(t_expand=np.array([times], dtype=float))
+    by_rule = {"standard": {"Adam": sm([100, 120]), "SGD": sm([np.inf, np.inf])},
+               "negative-only": {"Adam": sm([80, 90]), "SGD": sm([np.inf, 500])},
+               "NSR": {"Adam": sm([40, 50]), "SGD": sm([np.inf, np.inf])}}
+    text = ts.rules_text(by_rule)
+    assert "under Adam the NSR update expands soonest (median 45, 100% of seeds); the " \
+           "negative-only update: 85" in text
+    assert "under SGD the negative-only update expands soonest (median never, 50% of seeds)" in text

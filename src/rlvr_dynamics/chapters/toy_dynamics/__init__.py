@@ -217,6 +217,20 @@ def negative_only_runs(P: Params, cache: Path | None = None) -> dict[str, toy.Su
     return optimizer_runs(P, cache, negative_only=True)
 
 
+REINFORCE = {"NSR": 0.0, "W-REINFORCE": 0.1}
+"""Negative sample reinforcement and its weighted form (Zhu et al. 2025): the reward mu of a
+right sample in the REINFORCE-style advantage mu r - (1 - r) (``toy.group_gradient``)."""
+
+
+def reinforce_runs(P: Params, cache: Path | None = None) -> dict[str, dict[str, toy.Summary]]:
+    """``two_settings`` under each optimizer with NSR's and W-REINFORCE's updates: rule ->
+    optimizer -> its runs."""
+    return {rule: {name: toy.summarise(z0=toy.logits(two_settings(P)), r=P.rewards, G=P.G,
+                                       reinforce=mu, **dict(common(P, cache), **kw))
+                   for name, kw in toy.optimizers(P.lr, P.sgd_lr).items()}
+            for rule, mu in REINFORCE.items()}
+
+
 # --- beyond the paper: the phase diagram of the time to expansion ------------------------------
 
 def expansion_grids(P: Params, cache: Path | None = None) -> dict[str, toy.ExpansionGrid]:

@@ -445,3 +445,19 @@ def adam_law_text(table: pd.DataFrame) -> str:
     return (f"Adam fed the moments over the runs' median: {span(often)} where G·π0(a2) ≥ 0.1 "
             f"(a group often holds a2), {span(rare)} below; the mean field over the runs' median: "
             f"{span(field)}.")
+
+
+def rules_text(by_rule: dict[str, dict[str, toy.Summary]]) -> str:
+    """Per optimizer, the update whose runs expand soonest in the main setting (the median time
+    to expansion, ties broken by the share expanded), beside the negative-only update's."""
+    out = []
+    for opt in next(iter(by_rule.values())):
+        key = {rule: (float(np.median(b[opt].t_expand[0])), -np.isfinite(b[opt].t_expand[0]).mean())
+               for rule, b in by_rule.items()}
+        best = min(key, key=key.get)
+        neg = by_rule.get("negative-only", {}).get(opt)
+        said = (f"; the negative-only update: {fmt(float(np.median(neg.t_expand[0])))}"
+                if neg is not None and best != "negative-only" else "")
+        out.append(f"under {opt} the {best} update expands soonest (median "
+                   f"{fmt(key[best][0])}, {-key[best][1]:.0%} of seeds){said}")
+    return "In the main setting, " + "; ".join(out) + "."

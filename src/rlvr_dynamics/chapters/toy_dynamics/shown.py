@@ -190,3 +190,15 @@ def adam_law_table(table: pd.DataFrame) -> pd.DataFrame:
                            for x, t in zip(table["moments / runs"], table["runs (median)"])],
         "mean field": table["mean field"].map(fmt),
         "its law": table["mean-field law"].map(fmt)}).set_index(["G", "π0(a2)"])
+
+
+def rules_table(by_rule: dict[str, dict[str, toy.Summary]]) -> pd.DataFrame:
+    """Per update rule and optimizer, in the main setting: the median time to expansion, the
+    share of seeds expanded, the mean reward over the run and the mean π(a2) at the end."""
+    return pd.DataFrame([{"update": rule, "optimizer": opt,
+                          "median time to expansion": fmt(float(np.median(sm.t_expand[0]))),
+                          "expanded": f"{np.isfinite(sm.t_expand[0]).mean():.0%}",
+                          "mean reward over the run": f"{sm.reward[:, 0, 0].mean():.3f}",
+                          "π(a2) at the end": f"{sm.mean[-1, 0, 1]:.3f}"}
+                         for rule, by_opt in by_rule.items() for opt, sm in by_opt.items()]
+                        ).set_index(["update", "optimizer"])
