@@ -116,7 +116,7 @@ def test_cli_refuses_bad_input_before_loading(capsys, tmp_path):
     from rlvr_dynamics.run import main
 
     assert main(["train", "--profile", "paper", "--algorithm", "ppo"]) == 2
-    assert "unknown algorithm 'ppo'; valid: ['grpo', 'grpo_n', 'gspo', 'gspo_n']" in capsys.readouterr().err
+    assert "unknown algorithm 'ppo'; valid: ['grpo', 'grpo_n', 'gspo', 'gspo_n', 'nsr', 'w_reinforce']" in capsys.readouterr().err
     assert main(["train", "--profile", "paper", "--algorithm", "grpo", "--param", "generation_batch=8191"]) == 2
     assert "generation_batch=8191 is not divisible by num_generations=8" in capsys.readouterr().err
     assert main(["train", "--profile", "paper", "--algorithm", "grpo", "--param", "model=/no/such/model"]) == 2
