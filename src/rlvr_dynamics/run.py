@@ -228,7 +228,7 @@ def freshness(nb: nbformat.NotebookNode, notebook: str) -> str:
     return "current" if all(made.get(k) == v for k, v in now.items()) else "older code"
 
 
-def provenance_md(notebook: str, nb: nbformat.NotebookNode, state: str) -> str:
+def provenance_md(nb: nbformat.NotebookNode, state: str) -> str:
     """The first lines of a published chapter: which profile, commit and date its numbers come
     from, what they cost, and, where older code made them, a warning that says so."""
     made, run = nb.metadata.get(STAMP, {}), nb.metadata.get("papermill", {})
@@ -262,8 +262,8 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
     """Put the published book's executed notebooks in ``root/notebooks``: each chapter's from
     the profile ``chosen`` names (the ``default``'s where it names none, or where that profile
     has not executed it; ``builds``: where each profile's ``book/notebooks`` are), each headed
-    by its ``provenance_md``. Returns chapter -> its profile
-    and state ("current", "older code", or "missing: ..." where no profile executed it)."""
+    by its ``provenance_md``. Returns chapter -> its profile and state ("current", "older
+    code", or "missing: ..." where no profile executed it)."""
     out_dir = root / "notebooks"
     if out_dir.exists():
         shutil.rmtree(out_dir)
@@ -282,7 +282,7 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
         shown = nb.metadata.get(STAMP, {}).get("profile", path.parents[2].name)
         report[name] = {"profile": shown, "state": state if shown == wanted else
                         f"{state}; {wanted} has not executed it: make reproduce PROFILE={wanted}"}
-        head(nb, provenance_md(name, nb, state))
+        head(nb, provenance_md(nb, state))
         nbformat.write(nb, out_dir / f"{name}.ipynb")
     return report
 
