@@ -203,6 +203,7 @@ def test_claim_checks_follow_the_seeds():
     other = rows_of("full")
     assert verdicts.combine(verdicts_of(other["large_k"])) == C
     assert verdicts_of(other["pass1_gain"]) == [C] * 4
+    assert verdicts_of(other["answer_entropy"]) == [N, N]  # equal entropies: no effect
 
 
 def test_a_check_that_can_inform_reaches_every_verdict_and_one_that_cannot_does_not_vote():
