@@ -131,3 +131,16 @@ def test_the_grader_says_where_it_found_the_right_answers():
     assert (second["boxed, of the right"], second["Pass@1, boxed only"]) == (0.0, 0.0)
     styled = figures.sources_table(t, "d")
     assert "Where the grader found the right answers" in styled.to_html()
+
+
+def test_boxed_only_reaches_the_training_task_the_benchmarks_and_the_page():
+    """``boxed_only`` grades training rewards, the difficulty table and the evaluation alike,
+    and the page states the rule that graded; the default keeps the specs as they were."""
+    lenient, strict = params("cpu-smollm2"), params("cpu-smollm2", boxed_only=True)
+    assert not lenient.mix().boxed_only and strict.mix().boxed_only
+    assert all("boxed_only" not in b for b in lenient.benchmarks())
+    assert all(b["boxed_only"] is True for b in strict.benchmarks())
+    assert "the fallback" in sentences.grader_text(lenient)
+    assert "a completion without one is wrong" in sentences.grader_text(strict)
+    with pytest.raises(ParameterError, match="boxed_only"):
+        params("cpu-smollm2", boxed_only="sometimes")

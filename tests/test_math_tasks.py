@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from rlvr_dynamics import registry
 from rlvr_dynamics.tasks import arithmetic, choice
 from rlvr_dynamics.tasks import math as mt
 
@@ -207,3 +208,19 @@ def test_hub_loaders_ask_for_the_right_dataset_and_normalise_it(monkeypatch):
     assert asked == [("HuggingFaceH4/MATH-500", None, "test"), ("math-ai/amc23", None, "test"),
                      ("DigitalLearningGmbH/MATH-lighteval", None, "train"),
                      ("allenai/ai2_arc", "ARC-Challenge", "test")]
+
+
+def test_the_boxed_only_grader_takes_the_boxed_answer_alone():
+    """As the paper grades: a text without ``\\boxed{}`` is NA (the default grader's fallback
+    finds its last integer); a boxed answer reads the same under both, and both reach "wrong"."""
+    lenient, strict = (arithmetic.ArithmeticTask(boxed_only=b) for b in (False, True))
+    assert lenient.verify("3 + 4 = 7", "7") and not strict.verify("3 + 4 = 7", "7")
+    assert strict.extract("3 + 4 = 7") is None
+    for task in (lenient, strict):
+        assert task.verify("so \\boxed{7}, not 8", "7") and not task.verify("\\boxed{8}", "7")
+    mix = arithmetic.ArithmeticMix(levels=((1, 2), (1, 3)), boxed_only=True)
+    assert all(mix.task(level).boxed_only for level in mix.levels)
+    assert not mix.verify("it is 12", "12") and mix.verify("\\boxed{12}", "12")
+    assert registry.load_benchmark("arith:digits=1,terms=2,boxed_only=True")[0].boxed_only
+    with pytest.raises(ValueError, match="boxed_only must be True or False"):
+        arithmetic.ArithmeticTask(boxed_only="yes")

@@ -3,6 +3,8 @@
 A problem asks for the sum of ``terms`` numbers of ``digits`` digits in one user message,
 "What is 3 + 4? Put the final answer in \\boxed{}."; the gold answer is the sum. The answer
 of a completion is its last ``\\boxed{}`` if it has one, else its last integer; none is NA.
+``boxed_only`` grades as the paper does (math-verify on the boxed answer): the last ``\\boxed{}``
+alone, a text without one NA.
 ``digits`` and ``terms`` are the difficulty knob: SmolLM2 at temperature 0.7 gets one-digit
 pairs right often and two-digit sums rarely (FIELD-NOTES), so rewards are mixed at the easy
 settings. Splits are disjoint sets of problems drawn from ``seed``.
@@ -30,9 +32,11 @@ class ArithmeticTask:
     terms: int = 2
     size: tuple[tuple[str, int], ...] = (("train", 49), ("test", 32))
     seed: int = 0
+    boxed_only: bool = False
     name: str = "arithmetic"
 
     def __post_init__(self) -> None:
+        _check_boxed_only(type(self).__name__, self.boxed_only)
         if not 1 <= self.digits <= 6:
             raise ValueError(f"ArithmeticTask.digits must lie in 1..6, got {self.digits}")
         if not 2 <= self.terms <= 8:
@@ -72,10 +76,10 @@ class ArithmeticTask:
                 for i, t in enumerate(drawn[start:start + count])]
 
     def extract(self, completion: str) -> str | None:
-        return extract(completion)
+        return extract(completion, self.boxed_only)
 
     def verify(self, completion: str, answer: str) -> bool:
-        return extract(completion) == answer
+        return self.extract(completion) == answer
 
 
 @dataclass(frozen=True)
@@ -88,9 +92,11 @@ class ArithmeticMix:
     levels: tuple[tuple[int, int], ...] = ((1, 2), (1, 3))
     size: tuple[tuple[str, int], ...] = (("train", 49), ("test", 32))
     seed: int = 0
+    boxed_only: bool = False
     name: str = "arithmetic mix"
 
     def __post_init__(self) -> None:
+        _check_boxed_only(type(self).__name__, self.boxed_only)
         if not self.levels or len(set(self.levels)) != len(self.levels):
             raise ValueError(f"ArithmeticMix.levels must be distinct (digits, terms) pairs, got "
                              f"{self.levels}")
@@ -99,7 +105,8 @@ class ArithmeticMix:
 
     def task(self, level: tuple[int, int]) -> ArithmeticTask:
         digits, terms = level
-        return ArithmeticTask(digits=digits, terms=terms, size=self.size, seed=self.seed)
+        return ArithmeticTask(digits=digits, terms=terms, size=self.size, seed=self.seed,
+                              boxed_only=self.boxed_only)
 
     def problems(self, split: str = "test") -> list[Problem]:
         """Every level's problems of ``split``, level after level."""
@@ -107,10 +114,10 @@ class ArithmeticMix:
                 for d, t in self.levels for p in self.task((d, t)).problems(split)]
 
     def extract(self, completion: str) -> str | None:
-        return extract(completion)
+        return extract(completion, self.boxed_only)
 
     def verify(self, completion: str, answer: str) -> bool:
-        return extract(completion) == answer
+        return self.extract(completion) == answer
 
 
 def messages(terms: tuple[int, ...]) -> list[dict[str, str]]:
@@ -121,10 +128,17 @@ def messages(terms: tuple[int, ...]) -> list[dict[str, str]]:
 _INTEGER = re.compile(r"-?\d[\d,]*")
 
 
-def extract(completion: str) -> str | None:
-    """The integer in the last ``\\boxed{}``, else the last integer of the text (thousands
-    commas dropped); None when there is none."""
+def _check_boxed_only(owner: str, boxed_only: object) -> None:
+    if not isinstance(boxed_only, bool):
+        raise ValueError(f"{owner}.boxed_only must be True or False, got {boxed_only!r}")
+
+
+def extract(completion: str, boxed_only: bool = False) -> str | None:
+    """The integer in the last ``\\boxed{}``, else (unless ``boxed_only``) the last integer of
+    the text (thousands commas dropped); None when there is none."""
     boxed = last_boxed(completion)
+    if boxed is None and boxed_only:
+        return None
     found = _INTEGER.findall(boxed if boxed is not None else completion)
     if not found:
         return None

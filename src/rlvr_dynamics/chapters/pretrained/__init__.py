@@ -58,8 +58,10 @@ class Params(NeedsParams):
     test problems, under the paper's setting and the full distribution);
     the evaluation: the first ``problems`` test problems of each level, ``n`` samples under each
     of ``settings``, Pass@k at ``ks``, the base ``base_repeats`` times, ``workers`` side by side
-    in batches of ``batch_size`` rows; ``record``: keep this chapter's verdicts for the closing
-    chapter (off where another chapter of the build records the same claims)."""
+    in batches of ``batch_size`` rows; ``boxed_only``: grade the boxed answer alone, as the
+    paper does (``tasks.arithmetic``; the default also takes the last integer of a text
+    without one); ``record``: keep this chapter's verdicts for the closing chapter (off where
+    another chapter of the build records the same claims)."""
 
     needs = ("training",)
 
@@ -88,6 +90,7 @@ class Params(NeedsParams):
     base_repeats: Int(1) = 2
     workers: Int(1) = 2
     batch_size: Int(1) = 256
+    boxed_only: bool = False
     record: bool = True
 
     @model_validator(mode="after")
@@ -111,16 +114,18 @@ class Params(NeedsParams):
 
     def mix(self) -> ArithmeticMix:
         """The training task: the mix of ``levels``."""
-        return ArithmeticMix(levels=tuple(tuple(x) for x in self.levels))
+        return ArithmeticMix(levels=tuple(tuple(x) for x in self.levels),
+                             boxed_only=self.boxed_only)
 
     def benchmarks(self) -> list[dict[str, Any]]:
         """Each training level's test problems, then each harder level's."""
-        return [level_spec(x) for x in self.levels + self.ood_levels]
+        return [level_spec(x, self.boxed_only) for x in self.levels + self.ood_levels]
 
 
-def level_spec(level: list[int]) -> dict[str, Any]:
-    """The benchmark spec of one difficulty."""
-    return {"name": "arith", "digits": level[0], "terms": level[1]}
+def level_spec(level: list[int], boxed_only: bool = False) -> dict[str, Any]:
+    """The benchmark spec of one difficulty (graded ``boxed_only`` where asked)."""
+    return {"name": "arith", "digits": level[0], "terms": level[1],
+            **({"boxed_only": True} if boxed_only else {})}
 
 
 def training_params(P: Params) -> tr.Params:
@@ -159,7 +164,7 @@ def difficulty(P: Params, profile: str) -> pd.DataFrame:
     T = training_params(P)
     s = ev.EvalSettings(n=P.difficulty_n, temperature=1.0, top_p=1.0,
                         max_tokens=T.max_completion_length, chunk=P.problems)
-    specs = [level_spec(x) for x in P.difficulty_levels]
+    specs = [level_spec(x, P.boxed_only) for x in P.difficulty_levels]
     found = ev.evaluate_table([T.model], specs, s, profile, batch_size=P.batch_size,
                               problems=P.problems)
     ks = ks_for(P.difficulty_n)
@@ -233,8 +238,8 @@ def obtain(P: Params) -> Results | None:
 
 
 def answer_sources(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
-    """Where the grader (``tasks.arithmetic.extract``: the last ``\\boxed{}``, else the last
-    integer of the text) found the answers it counted right, per evaluation (setting,
+    """Where the grader (``tasks.arithmetic.extract``: the last ``\\boxed{}``, else, unless
+    ``boxed_only``, the last integer of the text) found the answers it counted right, per evaluation (setting,
     benchmark, model, seed; sampled records): the share of right samples, the share of the
     right ones that were boxed and of those the fallback found, and the Pass@1 that a
     boxed-only grader (as the paper grades, math-verify on the boxed answer) would give."""

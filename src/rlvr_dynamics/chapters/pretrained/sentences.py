@@ -48,6 +48,21 @@ def mix_text(table: pd.DataFrame, P: Params) -> str:
                f"says less about a boundary than the rule asks."))
 
 
+def grader_text(Q: Params) -> str:
+    """The grading rule these results were graded under (``Params.boxed_only``)."""
+    if Q.boxed_only:
+        return ("The grader counts an answer right when the last `\\boxed{}` of the completion "
+                "holds the sum, as the paper grades; a completion without one is wrong "
+                "(`boxed_only: true`). Of the answers counted right, the share that was boxed "
+                "(all of them) and the Pass@1 of the boxed answers (mean over seeds):")
+    return ("The grader counts an answer right when the last `\\boxed{}` of the completion "
+            "holds the sum or, where the completion has no `\\boxed{}`, when its last integer "
+            "does (the fallback). The paper grades the boxed answer alone (`boxed_only: true` "
+            "grades so, and trains on that reward). Of the answers counted right, the share "
+            "that was boxed, the share the fallback found, and the Pass@1 a boxed-only grader "
+            "would give (mean over seeds):")
+
+
 def how_to_run(P: Params) -> str:
     """What to do when ``P.source`` has not made this chapter's results on this machine."""
     return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it "
