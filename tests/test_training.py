@@ -16,6 +16,7 @@ from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.tasks.base import Problem
 from rlvr_dynamics.tasks.sums import ALPHABET
 from rlvr_dynamics.training import algorithms
+from rlvr_dynamics.training import dynamics as logged
 from rlvr_dynamics.training.config import TrainConfig
 
 torch.set_num_threads(1)
@@ -292,6 +293,7 @@ def test_a_short_run_of_each_algorithm_completes(tiny, tmp_path, monkeypatch, na
     records = run.load_dynamics(out)
     assert [r["step"] for r in records] == [0, 1, 2]
     assert {"greedy_accuracy", "heldout_entropy"} <= set(records[0])
+    assert not any(k.startswith(logged.HELDOUT_PREFIXES) for k in records[0])  # no paths
     for r in records[1:]:
         assert {"greedy_accuracy", "heldout_entropy", "reward", "actor_entropy", "kl",
                 "clip_fraction", "frac_negative"} <= set(r)
@@ -574,3 +576,61 @@ def test_the_settings_sentences_follow_the_parameters(monkeypatch):
     other = [{"step": 0}, *({"step": t, "clip_fraction": 0.04} for t in (1, 2))]
     text = sentences.clip_text({"GRPO": [run, other], "GSPO": [[{"step": 0}]]})
     assert text.endswith(f"GRPO {np.mean([0.0, 0.02, 0.04, 0.04]):.2%}.") and "GSPO" not in text
+
+
+def test_the_held_out_entropy_splits_by_path_by_hand():
+    """Sums over shards -> the logged entry: 2 of 4 problems right; 3 non-empty completions,
+    two direct (entropies 1.0 and 2.0) and one stepwise (0.5): shares 2/3 and 1/3, entropies
+    1.5 and 0.5, the mixed mean 3.5 / 3; a path no completion took has a share of 0 and no
+    entropy. A task without paths logs the two numbers alone."""
+    by_path = [2, 3.0, 1, 0.5, 0, 0.0, 0, 0.0]
+    entry = logged.heldout_entry([2, 4, 3.5, 3, *by_path])
+    assert entry["greedy_accuracy"] == 0.5 and entry["heldout_entropy"] == pytest.approx(3.5 / 3)
+    assert (entry["heldout_share_direct"], entry["heldout_share_stepwise"]) == \
+        (pytest.approx(2 / 3), pytest.approx(1 / 3))
+    assert (entry["heldout_entropy_direct"], entry["heldout_entropy_stepwise"]) == (1.5, 0.5)
+    assert entry["heldout_share_guess"] == 0 and "heldout_entropy_guess" not in entry
+    assert set(logged.heldout_entry([2, 4, 3.5, 3])) == {"greedy_accuracy", "heldout_entropy"}
+    kept = logged.records([{"step": 1, **entry}], 1)[0]
+    assert kept["heldout_entropy_stepwise"] == 0.5 and "heldout_entropy_guess" not in kept
+
+
+def test_greedy_completions_of_the_sums_task_are_counted_by_path(tiny):
+    """On the sums task every non-empty greedy completion falls on one path, and the paths'
+    entropy sums add up to the whole's."""
+    from rlvr_dynamics.models import load_tiny
+    from rlvr_dynamics.tasks.sums import SumTask
+
+    model, tokenizer = load_tiny(tiny)
+    task = SumTask()
+    correct, n, h, nonempty, *by_path = logged.greedy_heldout(
+        model, tokenizer, task, task.problems("test")[:6], 8, 6, progress=False).tolist()
+    assert n == 6 and len(by_path) == 2 * len(logged.PATHS)
+    assert sum(by_path[::2]) == nonempty and sum(by_path[1::2]) == pytest.approx(h)
+
+
+def test_the_by_path_table_tells_a_path_switch_from_a_sharpening():
+    """Two synthetic runs: one switches every greedy completion from direct to stepwise with
+    each path's entropy unchanged (the whole falls), one stays direct and sharpens; the table
+    shows the first in the shares, the second in the direct path's entropy. A path never taken
+    is left out; a task without paths gives an empty table."""
+    import numpy as np
+
+    from rlvr_dynamics.chapters.training import by_path_table
+
+    def run(start, end):
+        return [{"step": t, "heldout_entropy": 0.0, **logged.heldout_entry(totals)}
+                for t, totals in ((0, start), (5, end))]
+    direct, stepwise = [4, 4.0, 0, 0.0, 0, 0, 0, 0], [0, 0.0, 4, 1.0, 0, 0, 0, 0]
+    sharper = [4, 2.0, 0, 0.0, 0, 0, 0, 0]
+    t = by_path_table({"switch": [run([0, 4, 4.0, 4, *direct], [0, 4, 1.0, 4, *stepwise])],
+                       "sharpen": [run([0, 4, 4.0, 4, *direct], [0, 4, 2.0, 4, *sharper])]})
+    assert (t.loc[("switch", "base"), "share, direct"], t.loc[("switch", "end"),
+            "share, stepwise"]) == (1.0, 1.0)
+    assert t.loc[("switch", "end"), "entropy, stepwise"] == 0.25
+    assert t.loc[("sharpen", "end"), "share, direct"] == 1.0
+    assert t.loc[("sharpen", "end"), "entropy, direct"] == 0.5 < \
+        t.loc[("sharpen", "base"), "entropy, direct"]
+    assert np.isnan(t.loc[("sharpen", "end"), "entropy, stepwise"])
+    assert "share, guess" not in t and "entropy, other" not in t
+    assert by_path_table({"GRPO": [[{"step": 0, "heldout_entropy": 1.0}]]}).empty

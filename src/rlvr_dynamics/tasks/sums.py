@@ -142,6 +142,10 @@ class SumTask:
     def verify(self, completion: str, answer: str) -> bool:
         return extract(completion) == answer
 
+    def path(self, problem: Problem, completion: str) -> str:
+        """The path ``completion`` takes on ``problem`` (``path``, given its terms)."""
+        return path(completion, problem.meta.get("terms"))
+
 
 def draw_terms(rng: np.random.Generator, operands: tuple[int, int], digits: int
                ) -> tuple[int, ...]:
