@@ -241,6 +241,10 @@ def test_token_entropy_and_traces_match_brute_force(model):
     for key in ("stepwise_wrong", "direct_wrong"):
         assert tree.traces[key] == pytest.approx(
             sum(m * problem_trace(problem, t)[key] for m, t in zip(mass, texts)), abs=1e-12)
+        # the token entropy within the trace: each completion's mean, weighted by its mass
+        assert tree.traces[key + exact.ENTROPY_SUFFIX] == pytest.approx(
+            sum(m * problem_trace(problem, t)[key] * e.mean()
+                for m, t, e in zip(mass, texts, h)), rel=1e-5)
 
 
 def test_a_node_budget_leaves_certified_bounds_and_the_heaviest_completions_listed(model):
@@ -259,11 +263,14 @@ def test_stratified_entropy_and_answers_are_close_to_the_full_tree(model):
     """Sampled below a loose frontier: the answer masses and the token entropy within a few
     standard errors of the full tree's (4096 samples)."""
     task = SumTask()
-    truth = exact.expand(model, TOK, PROBLEMS[1], task, max_tokens=4, tol=0)
+    truth = exact.expand(model, TOK, PROBLEMS[1], task, max_tokens=4, tol=0,
+                         trace=problem_trace)
     est = exact.stratified(model, TOK, PROBLEMS[1], task, n=4096, seed=2, max_tokens=4,
-                           tol=0.2, max_nodes=3)
+                           tol=0.2, max_nodes=3, trace=problem_trace)
     assert est.samples >= 4096 and sum(est.answers.values()) == pytest.approx(1.0)
     assert est.token_entropy == pytest.approx(truth.entropy, abs=0.05)
+    weighted = "direct_wrong" + exact.ENTROPY_SUFFIX
+    assert est.traces[weighted] == pytest.approx(truth.traces[weighted], abs=0.05)
     assert est.answer_entropy() == pytest.approx(truth.answer_entropy(), abs=0.05)
 
 

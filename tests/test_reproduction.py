@@ -459,3 +459,33 @@ def test_the_stepwise_path_the_stages_and_the_knob_in_words(monkeypatch, tmp_pat
         "group size at the training chapter's cost per run in the reference build "
         "(`book/reference_costs.yaml`: 9 minutes for its 18 runs).")
     assert sentences.knob_cost_text(rp.Params(profile="smoke"), T).endswith("× 3 seeds).")
+
+
+def test_token_entropy_by_path_from_exact_and_sampled_records():
+    """Exact: two problems, the direct path 0.6 and 0.2 of the mass with entropy-weighted
+    masses 0.6 and 0.1 (entropies 1.0 and 0.5), pooled 0.7 / 0.8; the stepwise path 0.4 and
+    0.8 at entropy 0.25. Sampled: the shares per problem, then their mean; the entropy of the
+    samples on the path; a path nobody took has share 0 and no entropy."""
+    from rlvr_dynamics.chapters.reproduction import figures
+    from rlvr_dynamics.exact import ENTROPY_SUFFIX as w
+
+    exact_r = pd.DataFrame({"problem": ["a", "b"], "p": [0.5, 0.5], "traces": [
+        {"direct_right": 0.6, "direct_right" + w: 0.6, "stepwise_right": 0.4,
+         "stepwise_right" + w: 0.1},
+        {"direct_wrong": 0.2, "direct_wrong" + w: 0.1, "stepwise_right": 0.8,
+         "stepwise_right" + w: 0.2}]})
+    sampled = pd.DataFrame({"problem": ["a", "a", "b", "b"], "correct": [True] * 4,
+                            "text": ["#3", "1+2=3#3", "#5", "#5"],
+                            "token_entropy": [1.0, 0.2, 0.6, 0.8]})
+    t = rp.entropy_by_path({("s", "t", "Base", 0): exact_r, ("s", "t", "GRPO", 0): sampled})
+    at = t.set_index(["model", "path"])
+    assert at.loc[("Base", "direct"), "share"] == pytest.approx(0.4)
+    assert at.loc[("Base", "direct"), "token entropy"] == pytest.approx(0.7 / 0.8)
+    assert at.loc[("Base", "stepwise"), "token entropy"] == pytest.approx(0.25)
+    assert at.loc[("GRPO", "direct"), "share"] == pytest.approx(0.75)
+    assert at.loc[("GRPO", "direct"), "token entropy"] == pytest.approx(0.8)
+    assert at.loc[("GRPO", "stepwise"), "token entropy"] == pytest.approx(0.2)
+    assert at.loc[("GRPO", "guess"), "share"] == 0 and np.isnan(at.loc[("GRPO", "guess"),
+                                                                       "token entropy"])
+    html = figures.by_path_table(t, "d").to_html()
+    assert "stepwise" in html and "guess" not in html

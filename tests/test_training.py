@@ -16,6 +16,7 @@ from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.tasks.base import Problem
 from rlvr_dynamics.tasks.sums import ALPHABET
 from rlvr_dynamics.training import algorithms
+from rlvr_dynamics.tasks.sums import PATHS
 from rlvr_dynamics.training import dynamics as logged
 from rlvr_dynamics.training.config import TrainConfig
 
@@ -584,7 +585,7 @@ def test_the_held_out_entropy_splits_by_path_by_hand():
     1.5 and 0.5, the mixed mean 3.5 / 3; a path no completion took has a share of 0 and no
     entropy. A task without paths logs the two numbers alone."""
     by_path = [2, 3.0, 1, 0.5, 0, 0.0, 0, 0.0]
-    entry = logged.heldout_entry([2, 4, 3.5, 3, *by_path])
+    entry = logged.heldout_entry([2, 4, 3.5, 3, *by_path], PATHS)
     assert entry["greedy_accuracy"] == 0.5 and entry["heldout_entropy"] == pytest.approx(3.5 / 3)
     assert (entry["heldout_share_direct"], entry["heldout_share_stepwise"]) == \
         (pytest.approx(2 / 3), pytest.approx(1 / 3))
@@ -605,7 +606,7 @@ def test_greedy_completions_of_the_sums_task_are_counted_by_path(tiny):
     task = SumTask()
     correct, n, h, nonempty, *by_path = logged.greedy_heldout(
         model, tokenizer, task, task.problems("test")[:6], 8, 6, progress=False).tolist()
-    assert n == 6 and len(by_path) == 2 * len(logged.PATHS)
+    assert n == 6 and len(by_path) == 2 * len(task.paths)
     assert sum(by_path[::2]) == nonempty and sum(by_path[1::2]) == pytest.approx(h)
 
 
@@ -619,7 +620,7 @@ def test_the_by_path_table_tells_a_path_switch_from_a_sharpening():
     from rlvr_dynamics.chapters.training import by_path_table
 
     def run(start, end):
-        return [{"step": t, "heldout_entropy": 0.0, **logged.heldout_entry(totals)}
+        return [{"step": t, **logged.heldout_entry(totals, PATHS)}
                 for t, totals in ((0, start), (5, end))]
     direct, stepwise = [4, 4.0, 0, 0.0, 0, 0, 0, 0], [0, 0.0, 4, 1.0, 0, 0, 0, 0]
     sharper = [4, 2.0, 0, 0.0, 0, 0, 0, 0]

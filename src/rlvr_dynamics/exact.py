@@ -42,7 +42,10 @@ claim an error of zero. A stratum's own samples make its error relative to its o
 rare path of mass 0.002 is measured by its n samples, not by the 0.002 n it would get in
 proportion to the whole frontier's mass (the regimes chapter's low priors).
 The answer distribution, token entropy and traces are combined the same way (each sample of a
-stratum carrying mass F_s / n_s).
+stratum carrying mass F_s / n_s). Beside each trace statistic ``key`` the traces hold
+``key + ENTROPY_SUFFIX``, the expectation of the statistic times the completion's mean token
+entropy: over the trace's own mass it is the token entropy of the completions it counts (a
+path's, ``chapters.reproduction.tables.entropy_by_path``).
 """
 from __future__ import annotations
 
@@ -62,6 +65,18 @@ from rlvr_dynamics.tasks.base import Problem, Task
 
 Trace = Callable[[Problem, str], dict[str, float]]
 """(problem, completion text) -> per-completion indicators (``tasks.sums.problem_trace``)."""
+
+ENTROPY_SUFFIX = "_token_entropy"
+
+
+def _add_traces(traces: dict[str, float], trace: dict[str, float], mass: float, h: float
+                ) -> None:
+    """Add one completion of probability ``mass`` and mean token entropy ``h``: each trace
+    statistic and the statistic times ``h`` (``ENTROPY_SUFFIX``)."""
+    for key, v in trace.items():
+        traces[key] = traces.get(key, 0.0) + mass * v
+        weighted = key + ENTROPY_SUFFIX
+        traces[weighted] = traces.get(weighted, 0.0) + mass * v * h
 
 
 @dataclass
@@ -215,9 +230,9 @@ class Tree:
         else:
             self.wrong += leaf.mass
         self.answers[answer] = self.answers.get(answer, 0.0) + leaf.mass
-        self.entropy += leaf.mass * leaf.entropy_sum / max(leaf.positions, 1)
-        for key, v in trace.items():
-            self.traces[key] = self.traces.get(key, 0.0) + leaf.mass * v
+        h = leaf.entropy_sum / max(leaf.positions, 1)
+        self.entropy += leaf.mass * h
+        _add_traces(self.traces, trace, leaf.mass, h)
         if keep:
             self.top.append(leaf)
             if len(self.top) > 2 * keep:
@@ -470,8 +485,7 @@ def stratified_all(model, tokenizer, problems: Sequence[Problem], task: Task, *,
                 answer = task.extract(text)
                 answers[answer] = answers.get(answer, 0.0) + w
                 entropy += w * h
-                for key, v in (trace(problem, text) if trace else {}).items():
-                    traces[key] = traces.get(key, 0.0) + w * v
+                _add_traces(traces, trace(problem, text) if trace else {}, w, h)
             f_se = (correct + 0.5) / (m + 1)  # never 0 from a few samples
             p += F_s * correct / m
             variance += F_s ** 2 * f_se * (1 - f_se) / m

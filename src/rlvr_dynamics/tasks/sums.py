@@ -30,7 +30,7 @@ import math
 import re
 from dataclasses import dataclass
 from math import comb
-from typing import Callable, Sequence
+from typing import Callable, ClassVar, Sequence
 
 import numpy as np
 
@@ -38,6 +38,9 @@ from rlvr_dynamics.tasks.base import Problem
 
 ALPHABET = "0123456789+=;#!"
 """Every character the task writes (the character vocabulary of its models)."""
+
+PATHS = ("direct", "stepwise", "guess", "other")
+"""What ``path`` tells apart, in this order."""
 
 GUESS = "="
 """The first character of a guess (a character of ``ALPHABET`` that starts no other path, so
@@ -142,8 +145,11 @@ class SumTask:
     def verify(self, completion: str, answer: str) -> bool:
         return extract(completion) == answer
 
+    paths: ClassVar[tuple[str, ...]] = PATHS
+
     def path(self, problem: Problem, completion: str) -> str:
-        """The path ``completion`` takes on ``problem`` (``path``, given its terms)."""
+        """The path ``completion`` takes on ``problem`` (one of ``paths``: ``path``, given
+        its terms)."""
         return path(completion, problem.meta.get("terms"))
 
 

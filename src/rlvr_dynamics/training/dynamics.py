@@ -12,9 +12,9 @@ samples (``frac_negative``). ``DynamicsCallback`` adds the held-out pair every f
   token) averaged over the completion, then over problems. The paper does not say on which
   completions its test-set entropy is taken; greedy ones cost no sampling and use no random
   numbers, so logging them leaves the training run itself unchanged;
-* split by path, where the task tells paths apart (``SumTask.path``): the share of greedy
-  completions on each path (``heldout_share_<path>``) and their token entropy
-  (``heldout_entropy_<path>``, where any took it). A switch from the short direct answer to
+* split by path, where the task tells paths apart (its ``paths`` and ``path(problem, text)``,
+  as ``SumTask``'s): the share of greedy completions on each path (``heldout_share_<path>``)
+  and their token entropy (``heldout_entropy_<path>``, where any took it). A switch from the short direct answer to
   the long stepwise chain moves the per-token mean by itself; within a path it does not.
 
 Everything goes into the Trainer's ``log_history``, which every checkpoint saves and a resumed
@@ -23,7 +23,7 @@ run restores, so the curves of a resumed run are those of an uninterrupted one.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 import torch
@@ -40,9 +40,6 @@ TRAIN_KEYS = {"reward": "reward", "actor_entropy": "entropy", "kl": "kl",
 
 HELDOUT_KEYS = ("greedy_accuracy", "heldout_entropy")
 
-PATHS = ("direct", "stepwise", "guess", "other")
-"""The paths of ``tasks.sums.path`` that the held-out split counts, in this order."""
-
 HELDOUT_PREFIXES = ("heldout_share_", "heldout_entropy_")
 
 TRACE_KEY = re.compile(r"rewards/(trace_\w+)/mean")
@@ -55,9 +52,9 @@ def greedy_heldout(model, tokenizer, task: Task, problems: list[Problem], max_ne
     """Greedy completions of ``problems`` (``sampling``'s transformers backend) and their token
     entropies (recorded by the sampler while it decodes): (number correct, number of problems,
     sum over problems of the mean token entropy of their completion, number of non-empty
-    completions), then, per path of ``PATHS`` where the task has ``path(problem, text)``, the
-    number of completions on it and the sum of their mean token entropies: sums, so that shards
-    from several processes add up."""
+    completions), then, per path of the task's ``paths`` where it has them, the number of
+    completions on it and the sum of their mean token entropies: sums, so that shards from
+    several processes add up."""
     texts = [prompt_text(tokenizer, p.prompt) for p in problems]
     backend = TransformersBackend(model, tokenizer, batch_size=batch_size, progress=progress)
     greedy = [c[0] for c in backend.generate(texts, SamplingParams(temperature=0,
@@ -66,23 +63,23 @@ def greedy_heldout(model, tokenizer, task: Task, problems: list[Problem], max_ne
     correct = sum(task.verify(c.text, p.answer) for c, p in zip(greedy, problems))
     means = [float(np.mean(c.entropies)) for c in greedy if c.entropies]
     by_path = []
-    if hasattr(task, "path"):
+    if hasattr(task, "paths"):
         taken = [(task.path(p, c.text), float(np.mean(c.entropies)))
                  for c, p in zip(greedy, problems) if c.entropies]
-        for name in PATHS:
+        for name in task.paths:
             here = [h for kind, h in taken if kind == name]
             by_path += [len(here), sum(here)]
     return torch.tensor([correct, len(problems), sum(means), len(means), *by_path],
                         dtype=torch.float64)
 
 
-def heldout_entry(totals: list[float]) -> dict[str, float]:
+def heldout_entry(totals: list[float], paths: Sequence[str] = ()) -> dict[str, float]:
     """``greedy_heldout``'s sums (over every shard) as the logged entry: greedy accuracy,
-    held-out entropy and, where the sums hold paths, each path's share of the non-empty
+    held-out entropy and, where the sums hold ``paths``, each path's share of the non-empty
     completions and (where any took it) their mean token entropy."""
     correct, n, entropy, nonempty, *by_path = totals
     entry = {"greedy_accuracy": correct / n, "heldout_entropy": entropy / max(nonempty, 1.0)}
-    for name, (count, h) in zip(PATHS, zip(by_path[::2], by_path[1::2])):
+    for name, (count, h) in zip(paths, zip(by_path[::2], by_path[1::2])):
         entry[f"heldout_share_{name}"] = count / max(nonempty, 1.0)
         if count:
             entry[f"heldout_entropy_{name}"] = h / count
@@ -128,7 +125,8 @@ class DynamicsCallback(Periodic):
                                     self.max_new_tokens, self.batch_size,
                                     progress=acc.is_main_process)
         totals = acc.reduce(totals.to(acc.device), reduction="sum").tolist()
-        state.log_history.append({"step": state.global_step, **heldout_entry(totals)})
+        state.log_history.append({"step": state.global_step,
+                                  **heldout_entry(totals, getattr(self.task, "paths", ()))})
 
 
 def records(log_history: list[dict[str, Any]], updates_per_step: int) -> list[dict[str, Any]]:

@@ -49,7 +49,8 @@ from rlvr_dynamics.chapters.reproduction.paths import (PATHS, takeover_step, tak
                                                        toy_main, windowed)
 from rlvr_dynamics.chapters.reproduction.tables import (agreement, base_mid_k, base_stepwise,
                                                         ceiling,
-                                                        entropy_long, entropy_problems,
+                                                        entropy_by_path, entropy_long,
+                                                        entropy_problems,
                                                         mid_curve, over_seeds, passk_long,
                                                         passk_problems, sampled_check,
                                                         seed_means, table1, table4)

@@ -67,6 +67,18 @@ def entropy_tables(entropy: pd.DataFrame, settings: Sequence[str], described: st
             for name in settings]
 
 
+def by_path_table(by_path: pd.DataFrame, described: str):
+    """``tables.entropy_by_path``, mean over seeds: rows (setting, benchmark, model), columns
+    each path's share and token entropy (paths no completion took left out)."""
+    mean = by_path.groupby(["setting", "benchmark", "model", "path"], sort=False)[
+        ["share", "token entropy"]].mean()
+    taken = mean.groupby("path", sort=False)["share"].max()
+    wide = mean.unstack("path").reindex(columns=[p for p in taken.index if taken[p] > 0],
+                                        level="path")
+    return styled(wide, decimals=3, caption=f"Token entropy (nats) by path and each path's "
+                                            f"share, mean over seeds. {described}")
+
+
 def agreement_table(check: pd.DataFrame, n: int, described: str):
     """``tables.agreement`` for the page."""
     return styled(check, decimals=2, caption=sentences.agreement_caption(n, described))

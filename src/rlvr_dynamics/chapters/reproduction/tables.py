@@ -10,6 +10,7 @@ import pandas as pd
 
 from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics.chapters.reproduction.models import Model, evaluate_models
+from rlvr_dynamics.exact import ENTROPY_SUFFIX
 from rlvr_dynamics.passk import mid_curve_k
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.algorithms import BASE
@@ -90,6 +91,34 @@ def entropy_long(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
     """Answer- and token-level entropy (Appendix C.5) of every evaluation, averaged over
     problems, one row each."""
     return seed_means(entropy_problems(recs), ["answer entropy", "token entropy"])
+
+
+def entropy_by_path(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
+    """Token entropy split by the path a completion takes (``PATHS``), so that a switch of
+    path is told apart from a sharpening along one: per evaluation and path of ``sums.PATHS``
+    (exact records have no ``other``: its share reads 0), the path's share
+    of the completions (mean over problems) and the token entropy of the completions on it
+    (pooled over problems; NaN where none took it). From exact records the traces' masses and
+    their entropy-weighted masses (``exact.ENTROPY_SUFFIX``), from sampled ones the samples'
+    texts. Columns: setting, benchmark, model, seed, path, share, token entropy."""
+    rows = []
+    for (s, b, m, seed), r in recs.items():
+        for path in sums.PATHS:
+            if ev.is_exact(r):
+                keys = (f"{path}_right", f"{path}_wrong")
+                mass = np.array([sum(t.get(k, 0.0) for k in keys) for t in r["traces"]])
+                weighted = sum(t.get(k + ENTROPY_SUFFIX, 0.0) for t in r["traces"]
+                               for k in keys)
+                share, total = float(mass.mean()), float(mass.sum())
+            else:
+                on = r["text"].astype(str).map(sums.path) == path
+                share = float(on.groupby(r["problem"], sort=False).mean().mean())
+                h = r.loc[on, "token_entropy"].dropna()
+                weighted, total = float(h.sum()), float(len(h))
+            rows.append({"setting": s, "benchmark": b, "model": m, "seed": seed, "path": path,
+                         "share": share,
+                         "token entropy": weighted / total if total > 0 else np.nan})
+    return pd.DataFrame(rows)
 
 
 def base_stepwise(recs: dict[tuple, pd.DataFrame], bench: str, setting: str

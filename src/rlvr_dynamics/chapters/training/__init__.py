@@ -36,7 +36,7 @@ from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.training import algorithms
 from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import Settings, TrainConfig
-from rlvr_dynamics.training.dynamics import HELDOUT_PREFIXES, PATHS, curve, summary
+from rlvr_dynamics.training.dynamics import curve, summary
 from rlvr_dynamics.training.run import load_dynamics, obtain_all
 
 
@@ -175,6 +175,10 @@ def algorithm_table() -> pd.DataFrame:
 
 # --- the held-out curves in numbers ------------------------------------------------------------
 
+SHARE = "heldout_share_"
+"""The logged share of held-out greedy completions on a path: ``SHARE + path``."""
+
+
 def end_values(dynamics: dict[str, list[list[dict[str, Any]]]], key: str
                ) -> dict[str, np.ndarray]:
     """label -> the last value of ``key`` as the readings take it (``reading_curve``), one per
@@ -227,29 +231,30 @@ def entropy_ratios(dynamics: dict[str, list[list[dict[str, Any]]]], profile: str
 
 def by_path_table(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFrame:
     """Per algorithm, at the base (the first held-out record) and at the end (the last), the
-    held-out greedy completions split by path (``training.dynamics.PATHS``): the share of each
-    path and the token entropy of the completions on it, mean over the seeds where any took
-    it (the ``seeds`` columns count them); the whole held-out entropy beside. A path no
+    held-out greedy completions split by path (``training.dynamics.heldout_entry``): the share
+    of each path and the token entropy of the completions on it, mean over the seeds where any
+    took it (the ``seeds`` columns count them); the whole held-out entropy beside. A path no
     greedy completion took is left out; empty where the task has no paths."""
     rows = []
     for label, runs in dynamics.items():
         for when, pick in (("base", 0), ("end", -1)):
             held = [[r for r in run if "heldout_entropy" in r][pick] for run in runs]
-            if not any(k.startswith(HELDOUT_PREFIXES) for k in held[0]):
+            paths = [k.removeprefix(SHARE) for k in held[0] if k.startswith(SHARE)]
+            if not paths:
                 continue
             row = {"algorithm": label, "at": when,
                    "entropy, all": np.mean([r["heldout_entropy"] for r in held])}
-            for path in PATHS:
-                shares = [r.get(f"heldout_share_{path}", 0.0) for r in held]
+            for path in paths:
                 h = [r[f"heldout_entropy_{path}"] for r in held if f"heldout_entropy_{path}" in r]
-                row[f"share, {path}"] = np.mean(shares)
+                row[f"share, {path}"] = np.mean([r[SHARE + path] for r in held])
                 row[f"entropy, {path}"] = np.mean(h) if h else np.nan
                 row[f"seeds, {path}"] = len(h)
             rows.append(row)
     if not rows:
         return pd.DataFrame()
     table = pd.DataFrame(rows).set_index(["algorithm", "at"])
-    unused = [p for p in PATHS if not table[f"share, {p}"].any()]
+    unused = [c.removeprefix("share, ") for c in table if c.startswith("share, ")
+              and not table[c].any()]
     return table.drop(columns=[f"{q}, {p}" for p in unused for q in ("share", "entropy", "seeds")])
 
 
