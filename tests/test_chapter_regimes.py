@@ -217,6 +217,18 @@ def test_the_toy_prediction_is_later_for_a_rarer_path():
     assert common["toy expansion"] < rare["toy expansion"]
     assert np.isnan(chapter.toy_prediction([0.4, 0.5, 0.1], [0.5, 1.0, 0.0], 8, D, 10,
                                            10)["toy expansion"])
+    # the reviewers' case, a rare path no better than the explored one: predicted, never
+    worse = chapter.toy_prediction([0.9, 0.05, 0.05], [0.9, 0.5, 0.0], 8, D, 400, 200)
+    assert worse["toy expansion"] == np.inf and worse["toy expanded"] < 0.5
+
+
+def test_each_algorithm_has_its_toy_update():
+    assert chapter.toy_update("GRPO") == ("GRPO", {})
+    assert chapter.toy_update("GSPO-N") == ("GRPO-N", {"negative_only": True})
+    assert chapter.toy_update("NSR") == ("NSR", {"reinforce": 0.0})
+    assert chapter.toy_update("W-REINFORCE") == ("W-REINFORCE", {"reinforce": 0.1})
+    with pytest.raises(ValueError, match="no algorithm is labelled 'PPO'"):
+        chapter.toy_update("PPO")
 
 
 def test_the_toy_predicts_both_updates_under_each_optimizer_running_each_setting_once(
@@ -228,6 +240,10 @@ def test_the_toy_predicts_both_updates_under_each_optimizer_running_each_setting
     assert all(set(p) == {"GRPO", "GRPO-N"} and all(v["toy expansion"] > 0 for v in p.values())
                for p in predicted.values())
     assert predicted[chapter.OWN] == predicted["Adam"] != predicted["SGD"]
+    four = chapter.toy_predictions([0.9, 0.05, 0.05], [0.5, 1.0, 0.0], 8, D, 300, 50,
+                                   ["GRPO", "GSPO", "NSR", "W-REINFORCE"])
+    assert set(four["SGD"]) == {"GRPO", "NSR", "W-REINFORCE"}  # GSPO's toy update is GRPO's
+    assert four["SGD"]["GRPO"] == predicted["SGD"]["GRPO"] != four["SGD"]["NSR"]
     calls = []
     monkeypatch.setattr(toy_mapping, "toy_prediction",
                         lambda *a, **kw: calls.append(a[3].optimizer) or {"toy expansion": 1.0})
@@ -309,6 +325,26 @@ def test_the_knobs_reach_every_run():
     assert cfg.model.author == sums.Author()
     with pytest.raises(Exception, match="probe_every=50 must be <= steps=30"):
         chapter.Params.parse({"steps": 30, "probe_every": 50})
+
+
+def test_group_size_and_algorithms_per_regime_reach_the_runs():
+    """A regime's G changes the group and keeps the rollouts per step; its algorithms replace
+    the chapter's; a G that does not divide the rollouts, or an unknown algorithm, is named."""
+    P = chapter.Params.parse({"regimes": {"a": {"prior": 0.02, "guess": 0.4, "G": 16,
+                                                "algorithms": ["nsr", "w_reinforce"]},
+                                          "b": {"prior": 0.02, "guess": 0.4}},
+                              "controls": {}, "seeds": [0], "steps": 30})
+    runs = P.runs()
+    assert sorted(a for r, a, _ in runs if r == "a") == ["nsr", "w_reinforce"]
+    assert sorted(a for r, a, _ in runs if r == "b") == ["grpo", "grpo_n"]
+    a, b = runs["a", "nsr", 0], runs["b", "grpo", 0]
+    assert (a.num_generations, b.num_generations) == (16, 8)
+    assert a.generation_batch == b.generation_batch
+    with pytest.raises(Exception, match=r"(?s)regimes\['a'\]: .*num_generations=5"):
+        chapter.Params.parse({"regimes": {"a": {"prior": 0.02, "G": 5}}, "controls": {}})
+    with pytest.raises(Exception, match=r"regimes\['a'\].algorithms has 'ppo'"):
+        chapter.Params.parse({"regimes": {"a": {"prior": 0.02, "algorithms": ["ppo"]}},
+                              "controls": {}})
 
 
 @pytest.mark.parametrize("regimes, controls, match", [

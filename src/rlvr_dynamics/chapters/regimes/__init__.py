@@ -56,7 +56,8 @@ from rlvr_dynamics.chapters.regimes.tables import (hard_problems, measured, per_
                                                    train_share, with_passk)
 from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, order_agreement,
                                                         orderings, toy_inputs, toy_prediction,
-                                                        toy_predictions, toy_settings, toy_side)
+                                                        toy_predictions, toy_settings, toy_side,
+                                                        toy_update)
 from rlvr_dynamics.chapters.reproduction.paths import PATHS
 from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit
 from rlvr_dynamics.pretrain import base_model
@@ -68,8 +69,10 @@ from rlvr_dynamics.training.run import load_dynamics, obtain_all
 class Regime(BaseModel):
     """A base (its P(stepwise) ``prior`` and P(guess) ``guess`` refitted, or None: as
     pretrained, no guess; pretrained from seed ``base_seed``, or None: the base-model
-    chapter's seed) and a training mix (the share of problems beyond the direct path, or None:
-    as drawn)."""
+    chapter's seed), a training mix (the share of problems beyond the direct path, or None:
+    as drawn), the group size ``G`` (None: the training chapter's; the rollouts per step
+    stay the training chapter's, so a larger group is fewer prompts) and the ``algorithms``
+    trained on it (None: the chapter's)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
@@ -77,6 +80,8 @@ class Regime(BaseModel):
     guess: Prior | None = None
     hard_share: Real(0, 1) | None = None
     base_seed: Int(0) | None = None
+    G: Int(2) | None = None
+    algorithms: ListOf(str) | None = None
 
     @model_validator(mode="after")
     def _habits(self):
@@ -131,9 +136,10 @@ class Params(NeedsParams):
         require(len(self.regimes) >= 1, "regimes must name at least one regime")
         for name in self.algorithms:
             require(name in ALGORITHMS, f"algorithms has {name!r}; valid: {sorted(ALGORITHMS)}")
-            require(ALGORITHMS[name].reinforce is None,
-                    f"algorithms has {name!r}: the toy beside each regime reads the "
-                    "group-relative updates only (standard and -N), not yet NSR or W-REINFORCE")
+        for regime, r in self.regimes.items():
+            for name in r.algorithms or ():
+                require(name in ALGORITHMS, f"regimes[{regime!r}].algorithms has {name!r}; "
+                                            f"valid: {sorted(ALGORITHMS)}")
         require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
         require(self.probe_every <= self.steps, f"probe_every={self.probe_every} must be <= "
                                                 f"steps={self.steps}")
@@ -156,14 +162,27 @@ class Params(NeedsParams):
         T = needed(self, "training")
         require(T.model == "sums-base", "the regimes are dials of the sums base: the training "
                                         f"chapter's model must be 'sums-base', got {T.model!r}")
-        return {(name, a, s): T.run_config(a, s).replace(
-                    model=r.base(T), steps=self.steps, path_prior=r.prior, path_guess=r.guess,
-                    hard_share=r.hard_share, probe_every=self.probe_every,
-                    probe_problems=self.probe_problems, probe_hard=self.probe_hard,
-                    probe_early_every=self.probe_early_every,
-                    probe_early_until=self.probe_early_until, probe_paper=self.probe_paper,
-                    stop_after_crossover=self.stop_after_crossover)
-                for name, r in self.regimes.items() for a in self.algorithms for s in self.seeds}
+        out = {}
+        for name, r in self.regimes.items():
+            for a in self.trained(name):
+                for s in self.seeds:
+                    try:
+                        out[name, a, s] = T.run_config(a, s).replace(
+                            model=r.base(T), steps=self.steps, path_prior=r.prior,
+                            path_guess=r.guess, num_generations=r.G or T.num_generations,
+                            hard_share=r.hard_share, probe_every=self.probe_every,
+                            probe_problems=self.probe_problems, probe_hard=self.probe_hard,
+                            probe_early_every=self.probe_early_every,
+                            probe_early_until=self.probe_early_until,
+                            probe_paper=self.probe_paper,
+                            stop_after_crossover=self.stop_after_crossover)
+                    except ValueError as e:
+                        require(False, f"regimes[{name!r}]: {e}")
+        return out
+
+    def trained(self, regime: str) -> list[str]:
+        """The algorithms trained on ``regime``: its own, or the chapter's."""
+        return self.regimes[regime].algorithms or self.algorithms
 
 
 def register_all(P: Params) -> dict[str, dict[str, Any]]:
@@ -172,9 +191,10 @@ def register_all(P: Params) -> dict[str, dict[str, Any]]:
     runs, D = P.runs(), needed(P, "toy_dynamics")
     out = {}
     for name, regime in P.regimes.items():
-        cfg = runs[name, P.algorithms[0], P.seeds[0]]
+        cfg = runs[name, P.trained(name)[0], P.seeds[0]]
         share = train_share(cfg.model.task, cfg.model.author, regime.hard_share)
-        out[name] = register(cfg, share, D, P.toy_steps, P.toy_seeds, P.profile)
+        out[name] = register(cfg, share, D, P.toy_steps, P.toy_seeds, P.profile,
+                             [ALGORITHMS[a].label for a in P.trained(name)])
     return out
 
 

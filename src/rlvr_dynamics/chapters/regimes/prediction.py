@@ -21,7 +21,8 @@ import pandas as pd
 
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters.regimes.tables import hard_problems
-from rlvr_dynamics.chapters.regimes.toy_mapping import toy_inputs, toy_predictions, toy_settings
+from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_predictions,
+                                                        toy_settings, toy_update)
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.probe import SETTINGS, measure, probed
@@ -38,17 +39,19 @@ def base_measurement(cfg: TrainConfig, profile: str) -> dict[str, Any]:
                    settings=tuple(SETTINGS) if cfg.probe_paper else ("full",))
 
 
-def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, profile: str
-             ) -> dict[str, Any]:
-    """The registered prediction for the runs of ``cfg``'s base and settings (any algorithm
-    and seed: the toy's inputs are the base's; ``share``: the training mix's share beyond the
-    direct path; ``D``: the toy chapter's parameters, ``steps`` x ``seeds`` toy runs): read
-    back where it exists, else measured, predicted and written now."""
+def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, profile: str,
+             labels: Sequence[str] = ("GRPO", "GRPO-N")) -> dict[str, Any]:
+    """The registered prediction for the runs of ``cfg``'s base and settings (any seed: the
+    toy's inputs are the base's; ``share``: the training mix's share beyond the direct path;
+    ``D``: the toy chapter's parameters, ``steps`` x ``seeds`` toy runs of the updates of the
+    algorithms ``labels``): read back where it exists, else measured, predicted and written
+    now."""
+    updates = sorted({toy_update(label)[0] for label in labels})
     what = {"policy": registry.spec_text(cfg.policy), "G": cfg.num_generations, "share": share,
             "probe": [cfg.probe_problems, cfg.probe_hard, cfg.max_completion_length,
                       cfg.probe_paper],
             "toy": {**{k: dict(v) for k, v in toy_settings(D).items()}, "tau": D.tau},
-            "steps": steps, "seeds": seeds}
+            "steps": steps, "seeds": seeds, "updates": updates}
     entry = Entry(results_dir(profile, "regimes") / "predictions" / config_key(what),
                   code=__name__)
     if entry.done:
@@ -60,7 +63,8 @@ def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, pro
     pi0, r = toy_inputs(base, hard, cfg.probe_problems, share)
     record = {"registered": datetime.now(timezone.utc).isoformat(timespec="seconds"), **what,
               "inputs": {"pi0": pi0, "r": r, "G": cfg.num_generations},
-              "predictions": toy_predictions(pi0, r, cfg.num_generations, D, steps, seeds),
+              "predictions": toy_predictions(pi0, r, cfg.num_generations, D, steps, seeds,
+                                             labels),
               "measurement": measurement}
     write_json(entry.begin(fresh=True) / RECORD, record)
     entry.finish({"registered": record["registered"]})

@@ -13,7 +13,7 @@ from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.regimes import (ENTROPY_MARGIN, FALL_MARGIN, OWN, RISE_MARGIN,
                                             SHRINK_MARGIN, TOY_SAME, entropy_above,
                                             keeps_boundary, order_agreement, stage_check,
-                                            stage_effects, two_stages, verdict)
+                                            stage_effects, toy_update, two_stages, verdict)
 from rlvr_dynamics.chapters.training.sentences import run_settings
 
 
@@ -291,7 +291,7 @@ def scenario_text(table: pd.DataFrame, scenario: dict[tuple[str, str], dict],
     for (arm, algo), v in scenario.items():
         g = table[(table["regime"] == arm) & (table["algorithm"] == algo)]
         c = table[(table["regime"] == controls[arm]) & (table["algorithm"] == algo)]
-        update = "GRPO-N" if algo.endswith("-N") else "GRPO"
+        update = toy_update(algo)[0]
         toy = {opt: p[update] for opt, p in registered[arm]["predictions"].items() if opt != OWN}
         predicted = ", ".join(f"{100 * -p['toy dip']:.0f} % under {opt} (crossover "
                               f"{_time(p['toy expansion'])})" for opt, p in toy.items())
@@ -373,7 +373,7 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
     rows = []
     for (regime, algo), g in table[table["regime"].isin(names)].groupby(
             ["regime", "algorithm"], sort=False):
-        update = "GRPO-N" if algo.endswith("-N") else "GRPO"
+        update = toy_update(algo)[0]
         lm_dip = float(g["fall"].mean()) > FALL_MARGIN
         row = {"regime": regime, "algorithm": algo,
                "LM: change of P(stepwise)": f"{-100 * g['fall'].mean():+.0f} %",

@@ -15,6 +15,7 @@ import pandas as pd
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.reproduction.claims import ANSWER_ENTROPY_MARGIN, PASSK_MARGIN
 from rlvr_dynamics.chapters.regimes.tables import with_passk
+from rlvr_dynamics.chapters.regimes.toy_mapping import toy_update
 from rlvr_dynamics.passk import from_probability, mid_curve_k
 
 SHRINK_MARGIN = PASSK_MARGIN
@@ -161,12 +162,11 @@ def predicted_vs_measured(table: pd.DataFrame, registered: dict[str, dict[str, A
                           optimizer: str) -> pd.DataFrame:
     """Per run of a regime with a registered prediction (``table``: ``stages``' rows;
     ``registered``: regime -> ``prediction.register``'s record): the toy's registered time to
-    crossover under ``optimizer`` for the run's update (a "-N" algorithm: the negative-only
-    one), the LM's measured crossover (censored at the run's last probe where it did not cross:
+    crossover under ``optimizer`` for the run's update (``toy_mapping.toy_update``), the LM's measured crossover (censored at the run's last probe where it did not cross:
     ``censored``), and measured over predicted (NaN where either is not finite)."""
     rows = []
     for _, run in table[table["regime"].isin(list(registered))].iterrows():
-        update = "GRPO-N" if run["algorithm"].endswith("-N") else "GRPO"
+        update = toy_update(run["algorithm"])[0]
         predicted = registered[run["regime"]]["predictions"][optimizer][update]["toy expansion"]
         censored = bool(np.isinf(run["crossover"]))
         measured = run["last step"] if censored else run["crossover"]

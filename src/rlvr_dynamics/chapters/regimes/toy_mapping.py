@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import toy
+from rlvr_dynamics.training.algorithms import ALGORITHMS
 
 TOY_SAME = 0.1
 """Toy times to expansion within this fraction of each other count as the same."""
@@ -45,21 +46,34 @@ def toy_inputs(base: pd.DataFrame, hard: np.ndarray, regular: int, share: float
     return list(pi0 / pi0.sum()), [rate * (1 - share), success("stepwise"), success("guess")]
 
 
+def toy_update(label: str) -> tuple[str, dict[str, Any]]:
+    """The toy's update for the algorithm labelled ``label`` (the registry's): its name among
+    a registration's predictions and the toy's keyword arguments. The group-relative update,
+    standard or negative-only (with one action per sample the toy's GSPO is its GRPO); NSR and
+    W-REINFORCE with each sample's own reward in place of the group baseline."""
+    a = next((a for a in ALGORITHMS.values() if a.label == label), None)
+    if a is None:
+        raise ValueError(f"no algorithm is labelled {label!r}; labels: "
+                         f"{[a.label for a in ALGORITHMS.values()]}")
+    if a.reinforce is not None:
+        return a.label, {"reinforce": a.reinforce}
+    return ("GRPO-N", {"negative_only": True}) if a.positive_weight == 0 else ("GRPO", {})
+
+
 def toy_prediction(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
-                   seeds: int, negative_only: bool = False) -> dict[str, float]:
-    """The toy (the toy chapter's optimizer, learning rate and tau, ``D``; the negative-only
-    update for the -N algorithms) from ``pi0`` with rewards ``r`` and group size ``G``: the
+                   seeds: int, **update: Any) -> dict[str, float]:
+    """The toy (the toy chapter's optimizer, learning rate and tau, ``D``; the algorithm's
+    ``update``, ``toy_update``) from ``pi0`` with rewards ``r`` and group size ``G``: the
     median time to expansion over seeds (inf where half never expand), the share expanded, the
     depth of pi(a2)'s dip below pi0(a2) (relative: the lowest mean pi(a2) over pi0(a2), minus
-    1) and the step where the mean pi(a2) is lowest (0: no dip). A base already past expansion
-    (pi0(a2) >= pi0(a1)) or whose rare path is not better (r2 <= r1) is outside the toy's
-    scenario: NaN."""
-    if not (pi0[0] > pi0[1] and r[0] < r[1]):
+    1) and the step where the mean pi(a2) is lowest (0: no dip). A rare path that is no better
+    (r2 <= r1) is the reviewers' case, predicted like any other; a base already past expansion
+    (pi0(a2) >= pi0(a1)) is outside the toy's scenario: NaN."""
+    if not pi0[0] > pi0[1]:
         return {"toy expansion": np.nan, "toy expanded": np.nan, "toy dip": np.nan,
                 "toy dip step": np.nan}
     s = toy.summarise(z0=toy.logits(pi0), r=r, G=G, lr=D.lr, optimizer=D.optimizer,
-                      tau=D.tau, negative_only=negative_only, steps=steps, seeds=seeds,
-                      seed=0, progress=False)
+                      tau=D.tau, steps=steps, seeds=seeds, seed=0, progress=False, **update)
     t, a2 = s.t_expand[0], s.mean[:, 0, 1]
     return {"toy expansion": float(np.median(t)), "toy expanded": float(np.isfinite(t).mean()),
             "toy dip": float(a2.min() / pi0[1] - 1), "toy dip step": float(a2.argmin())}
@@ -73,25 +87,27 @@ def toy_settings(D: Any) -> dict[str, dict[str, Any]]:
 
 
 def toy_predictions(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, steps: int,
-                    seeds: int) -> dict[str, dict[str, dict[str, float]]]:
-    """``{optimizer: {"GRPO": prediction, "GRPO-N": prediction}}``: ``toy_prediction`` with
-    the standard and the negative-only update under each of ``toy_settings``; a setting that
-    two names share (the chapter's own is usually Adam) runs once."""
+                    seeds: int, labels: Sequence[str] = ("GRPO", "GRPO-N")
+                    ) -> dict[str, dict[str, dict[str, float]]]:
+    """``{optimizer: {update: prediction}}``: ``toy_prediction`` with the toy's update of each
+    algorithm of ``labels`` (``toy_update``; two that share one run once) under each of
+    ``toy_settings``; a setting that two names share (the chapter's own is usually Adam) runs
+    once."""
+    updates = dict(toy_update(label) for label in labels)
     done: dict[tuple, dict[str, dict[str, float]]] = {}
     for name, kw in toy_settings(D).items():
         key = tuple(sorted(kw.items()))
         if key not in done:
-            done[key] = {label: toy_prediction(pi0, r, G, D.model_copy(update=kw), steps, seeds,
-                                               negative_only=neg)
-                         for label, neg in (("GRPO", False), ("GRPO-N", True))}
+            done[key] = {u: toy_prediction(pi0, r, G, D.model_copy(update=kw), steps, seeds, **a)
+                         for u, a in updates.items()}
     return {name: done[tuple(sorted(kw.items()))] for name, kw in toy_settings(D).items()}
 
 
 def toy_side(registered: dict[str, dict[str, Any]], labels: Sequence[str]
              ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
     """The toy beside each regime, from its registered prediction (``prediction.register``:
-    name -> record): one row per regime and algorithm label of ``labels`` (a "-N" label: the
-    toy's negative-only update; with one action per sample the toy's GSPO is its GRPO) with
+    name -> record): one row per regime and algorithm label of ``labels`` (its toy update:
+    ``toy_update``) with
     pi0(a2), pi0(a3), r(a1), r(a2) and the prediction under the toy chapter's own optimizer
     (for the phase diagram), and ``{regime: {optimizer: {label: time to expansion}}}`` under
     each of ``toy.optimizers`` (for ``orderings``)."""
@@ -100,8 +116,7 @@ def toy_side(registered: dict[str, dict[str, Any]], labels: Sequence[str]
         pi0, r = record["inputs"]["pi0"], record["inputs"]["r"]
         predicted = record["predictions"]
         rows += [{"regime": name, "algorithm": label, "pi0(a2)": pi0[1], "pi0(a3)": pi0[2],
-                  "r(a1)": r[0], "r(a2)": r[1],
-                  **predicted[OWN]["GRPO-N" if label.endswith("-N") else "GRPO"]}
+                  "r(a1)": r[0], "r(a2)": r[1], **predicted[OWN][toy_update(label)[0]]}
                  for label in labels]
         times[name] = {opt: {label: p["toy expansion"] for label, p in by_label.items()}
                        for opt, by_label in predicted.items() if opt != OWN}
