@@ -590,3 +590,73 @@ def test_predicted_against_measured_crossovers_per_run():
                          "scale).")
     fig = figures.plot_predicted({"Adam": adam, "SGD": sgd}, "t")
     assert len(fig.axes) == 2
+
+
+def test_each_cell_reads_agrees_slower_or_faster_than_its_registration():
+    """log(measured / predicted) over seeds against log 2: within it agrees, beyond it slower
+    or faster, too spread inconclusive; a toy that never crosses agrees only with runs that
+    never cross, and a run that did not cross enters with its last probe."""
+    from rlvr_dynamics.chapters.regimes import crossover
+
+    def cell(name, predicted, measured, censored=(False, False, False)):
+        return pd.DataFrame({"regime": name, "algorithm": "GRPO", "seed": [0, 1, 2],
+                             "predicted": predicted, "measured": measured,
+                             "censored": list(censored)})
+    pairs = pd.concat([cell("agree", 100, [90, 110, 100]), cell("slow", 100, [400, 380, 420]),
+                       cell("fast", 100, [20, 25, 22]), cell("wide", 100, [20, 400, 100]),
+                       cell("never", np.inf, [300, 300, 300], (True,) * 3),
+                       cell("crossed anyway", np.inf, [50, 300, 300], (False, True, True)),
+                       cell("lower bound", 100, [300, 320, 300], (True, True, True))])
+    got = crossover.prediction_checks(pairs).set_index("regime")["reading"]
+    assert got.to_dict() == {"agree": crossover.AGREES, "slow": crossover.SLOWER,
+                             "fast": crossover.FASTER, "wide": stats.UNDECIDED,
+                             "never": crossover.AGREES, "crossed anyway": crossover.FASTER,
+                             "lower bound": crossover.SLOWER}
+    assert crossover.prediction_checks(pairs).set_index("regime").loc["lower bound",
+                                                                      "not crossed"] == 3
+
+
+def test_two_algorithms_are_compared_on_the_regimes_both_ran():
+    from rlvr_dynamics.chapters.regimes import crossover
+
+    def rows(regime, algo, crossovers, gains, last=300.0):
+        return pd.DataFrame({"regime": regime, "algorithm": algo, "crossover": crossovers,
+                             "last step": last, "gain": gains})
+    table = pd.concat([rows("r", "NSR", [20.0, 22, 25], [50.0, 49, 50]),
+                       rows("r", "GRPO-N", [60.0, 55, np.inf], [20.0, 25, 10], [80, 80, 65]),
+                       rows("only GRPO-N", "GRPO-N", [60.0, 55, 50], [1.0, 2, 3])])
+    t = crossover.compare(table, "NSR", "GRPO-N")
+    assert list(t["regime"].unique()) == ["r"]
+    log_t, gain = t.iloc[0], t.iloc[1]
+    assert log_t["estimate"] < 0 and log_t["verdict"] == stats.OPPOSITE  # NSR earlier
+    assert log_t["not crossed"] == "0 / 1"
+    assert gain["verdict"] == stats.REPLICATES and gain["estimate"] > 0
+    same = crossover.compare(pd.concat([rows("r", "NSR", [50.0, 52, 55], [0.0, 0.1, 0]),
+                                        rows("r", "GRPO-N", [51.0, 50, 56], [0.1, 0, 0])]),
+                             "NSR", "GRPO-N")
+    assert set(same["verdict"]) == {stats.NO_EFFECT}
+
+
+def test_the_cell_checks_and_comparisons_in_words_follow_their_numbers():
+    from rlvr_dynamics.chapters.regimes import crossover
+
+    pairs = pd.DataFrame({"regime": "r", "algorithm": "GRPO", "seed": [0, 1, 2],
+                          "predicted": 100.0, "measured": [90.0, 110, 100],
+                          "censored": False})
+    checks = {"Adam": crossover.prediction_checks(pairs),
+              "SGD": crossover.prediction_checks(pairs.assign(predicted=10.0))}
+    table = sentences.prediction_check_table(checks)
+    assert table.loc[("r", "GRPO"), "Adam: reading"] == crossover.AGREES
+    assert table.loc[("r", "GRPO"), "SGD: reading"] == crossover.SLOWER
+    assert table.loc[("r", "GRPO"), "Adam: LM / toy"].startswith("1 [")
+    assert table.loc[("r", "GRPO"), "LM: crossover"] == "90, 110, 100"
+    text = sentences.prediction_check_text(checks)
+    assert "under Adam, of 1 cells: 1 agrees" in text and "1 slower than the toy" in text
+    runs = pd.DataFrame({"regime": "r", "algorithm": ["NSR"] * 3 + ["GRPO-N"] * 3,
+                         "crossover": [20.0, 22, 25, 60, 55, 50], "last step": 300.0,
+                         "gain": [50.0, 49, 50, 20, 25, 10]})
+    shown = sentences.comparison_table(crossover.comparisons(runs))
+    assert list(shown.index.get_level_values("comparison").unique()) == ["NSR - GRPO-N"]
+    assert shown["value"].iloc[1].startswith("+31.3 [")  # 49.67 - 18.33
+    assert sentences.comparison_table(crossover.comparisons(runs[runs["algorithm"] == "NSR"])
+                                      ).empty

@@ -179,7 +179,7 @@ def test_a_path_prior_has_one_range_everywhere():
         cfg.replace(path_prior=1.0)
     ok = plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}", "controls={}"])["regimes"]
     assert ok["regimes"] == {"x": {"prior": 0.5, "guess": None, "hard_share": None,
-                                   "base_seed": None}}
+                                   "base_seed": None, "G": None, "algorithms": None}}
     with pytest.raises(ParameterError, match=r"controls\['three paths'\]='two paths': both must"):
         plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}"])  # the arm named, not run
     assert cfg.replace(path_prior=0.5).path_prior == Refit(prior=0.5).prior

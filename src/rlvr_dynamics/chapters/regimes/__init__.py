@@ -30,8 +30,9 @@ This module holds the chapter's parameters and obtains its predictions, runs and
 computations sit one idea to a module and are importable from here: ``tables`` (the probes as
 tables), ``stages`` (the two stages in numbers and the claims per regime), ``toy_mapping``
 (the toy beside each regime), ``prediction`` (the toy's registered predictions), ``scenario``
-(the arm against its control, and the rules that decide). Its figures are in ``figures``, its
-words in ``sentences``.
+(the arm against its control, and the rules that decide), ``crossover`` (each cell's crossover
+against its registration; two algorithms against each other). Its figures are in ``figures``,
+its words in ``sentences``.
 """
 from __future__ import annotations
 
@@ -42,6 +43,8 @@ import pandas as pd
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
+from rlvr_dynamics.chapters.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR, comparisons,
+                                                      prediction_checks)
 from rlvr_dynamics.chapters.regimes.prediction import (checks, register, registered_before,
                                                        starts_from)
 from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN, RISE_MARGIN, stage2, verdict

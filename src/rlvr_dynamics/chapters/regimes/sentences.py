@@ -10,7 +10,8 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters.regimes import (ENTROPY_MARGIN, FALL_MARGIN, OWN, RISE_MARGIN,
+from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, ENTROPY_MARGIN, FALL_MARGIN, OWN,
+                                            RISE_MARGIN, SAME_FACTOR,
                                             SHRINK_MARGIN, TOY_SAME, entropy_above,
                                             keeps_boundary, order_agreement, stage_check,
                                             stage_effects, toy_update, two_stages, verdict)
@@ -411,6 +412,65 @@ def predicted_text(pairs: dict[str, pd.DataFrame]) -> str:
     best = (f" The crossovers lie closer to the toy under {min(closeness, key=closeness.get)} "
             "(the smaller median distance on a log scale)." if len(closeness) > 1 else "")
     return "Against the toy's registered crossover, " + "; ".join(parts) + "." + best
+
+
+def _factor(estimate: float, low: float, high: float) -> str:
+    """A mean log ratio and its interval as factors: ``1.3 [0.9, 1.8]``."""
+    if np.isnan(estimate):
+        return "-"
+    if np.isnan(low):
+        return f"{np.exp(estimate):.2g} (one seed)"
+    return f"{np.exp(estimate):.2g} [{np.exp(low):.2g}, {np.exp(high):.2g}]"
+
+
+def prediction_check_table(checks: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """``crossover.prediction_checks`` under each optimizer side by side: per cell the LM's
+    crossovers, how many runs did not cross, and under each optimizer the toy's registered
+    crossover, the LM's over it as a factor with its interval, and the reading."""
+    out = None
+    for opt, t in checks.items():
+        part = pd.DataFrame({
+            "regime": t["regime"], "algorithm": t["algorithm"],
+            "LM: crossover": [", ".join(_time(x) for x in lm) for lm in t["LM"]],
+            "not crossed": t["not crossed"],
+            f"{opt}: toy": [_time(x) for x in t["toy"]],
+            f"{opt}: LM / toy": [_factor(*v) for v in zip(t["estimate"], t["low"], t["high"])],
+            f"{opt}: reading": t["reading"]}).set_index(["regime", "algorithm"])
+        out = part if out is None else out.join(part.drop(columns=["LM: crossover",
+                                                                   "not crossed"]))
+    return out
+
+
+def prediction_check_text(checks: dict[str, pd.DataFrame]) -> str:
+    """How many cells agree with their registered crossover under each optimizer, and how
+    many lie slower, faster, or undecided."""
+    parts = []
+    for opt, t in checks.items():
+        counts = t["reading"].value_counts()
+        said = ", ".join(f"{n} {reading}" for reading, n in counts.items())
+        parts.append(f"under {opt}, of {len(t)} cells: {said}")
+    return (f"Each cell's crossover against its registration (within a factor of "
+            f"{AGREE_FACTOR:g}: agrees): " + "; ".join(parts) + ".")
+
+
+def comparison_table(compared: pd.DataFrame) -> pd.DataFrame:
+    """``crossover.comparisons`` for reading: the log crossover's difference as a factor, the
+    gain's in points, each with its interval and verdict."""
+    if compared.empty:
+        return compared
+    shown = []
+    for _, r in compared.iterrows():
+        if r["quantity"] == "log crossover":
+            value = _factor(r["estimate"], r["low"], r["high"])
+            what = f"crossover, as a factor (margin {SAME_FACTOR:g}x)"
+        else:
+            value = (f"{r['estimate']:+.1f} (one seed)" if np.isnan(r["low"]) else
+                     f"{r['estimate']:+.1f} [{r['low']:+.1f}, {r['high']:+.1f}]")
+            what = f"gain of mid-curve Pass@k, points (margin {r['margin']:g})"
+        shown.append({"regime": r["regime"], "comparison": r["comparison"], "quantity": what,
+                      "value": value, "verdict": r["verdict"],
+                      "not crossed": r["not crossed"]})
+    return pd.DataFrame(shown).set_index(["regime", "comparison", "quantity"])
 
 
 def claim_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],

@@ -1,0 +1,96 @@
+"""The LM's crossover against the toy's registered one, cell by cell, and two algorithms set
+against each other on the same cells (issue: the transition law, group size, reward gap, NSR).
+
+A *cell* is a regime and an algorithm. Its check reads, over seeds, the log of the LM's
+crossover over the toy's registered one (``stages.predicted_vs_measured``, under one optimizer)
+against the margin ``log(AGREE_FACTOR)``: inside it the toy's time *agrees*; beyond it the LM
+is *slower* or *faster*. A run that did not cross enters with its last probe, a lower bound
+on its time: the check says how many did. Where the toy predicts no crossover at all, the
+cell agrees when no run crossed and disagrees when any did (no interval: a count).
+
+Two algorithms on the same regimes (NSR against GRPO-N, say) are compared by their
+crossovers (the difference of log times, margin ``log(SAME_FACTOR)``; censored as above) and
+by the gain of mid-curve Pass@k on the rare-path-only problems (margin ``stages.SHRINK_MARGIN``
+points), each a two-sample Student-t check over seeds (``stats.two_sample``).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics import stats
+from rlvr_dynamics.chapters.regimes.stages import SHRINK_MARGIN
+
+AGREE_FACTOR = 2.0
+"""A cell's crossover agrees with the toy's when within this factor of it (declared before the
+cpu-grid runs)."""
+
+SAME_FACTOR = 1.5
+"""Two algorithms' crossovers differ when more than this factor apart (declared before the
+cpu-grid runs)."""
+
+AGREES, SLOWER, FASTER = "agrees", "slower than the toy", "faster than the toy"
+READING = {stats.NO_EFFECT: AGREES, stats.REPLICATES: SLOWER, stats.OPPOSITE: FASTER}
+"""The check's verdict in this question's words (positive: the LM slower)."""
+
+
+def prediction_checks(pairs: pd.DataFrame) -> pd.DataFrame:
+    """Per cell of ``pairs`` (``stages.predicted_vs_measured``'s rows under one optimizer):
+    the toy's registered crossover, the LM's per seed, how many runs did not cross, the
+    mean log ratio with its interval and the reading (``READING``; a toy that never crosses:
+    ``AGREES`` when no run crossed, else ``FASTER``)."""
+    rows = []
+    for (regime, algorithm), g in pairs.groupby(["regime", "algorithm"], sort=False):
+        predicted = float(g["predicted"].iloc[0])
+        row = {"regime": regime, "algorithm": algorithm, "toy": predicted,
+               "LM": tuple(np.where(g["censored"], np.inf, g["measured"])),
+               "not crossed": int(g["censored"].sum())}
+        if not np.isfinite(predicted):
+            row.update(estimate=np.nan, low=np.nan, high=np.nan,
+                       reading=AGREES if g["censored"].all() else FASTER)
+        else:
+            e = stats.one_sample(np.log(g["measured"] / predicted), math.log(AGREE_FACTOR))
+            row.update(estimate=e.estimate, low=e.low, high=e.high,
+                       reading=READING.get(e.verdict, e.verdict))
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compare(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
+    """Algorithm ``a`` against ``b`` on every regime where both ran (``table``: ``stages``'
+    rows): the difference of their log crossovers (censored at the last probe) and of their
+    gains of mid-curve Pass@k, each with its interval and verdict (positive: ``a`` later,
+    ``a`` gains more)."""
+    rows = []
+    for regime, g in table.groupby("regime", sort=False):
+        x, y = (g[g["algorithm"] == name] for name in (a, b))
+        if x.empty or y.empty:
+            continue
+        for quantity, values, margin in (
+                ("log crossover", lambda r: np.log(np.where(np.isinf(r["crossover"]),
+                                                            r["last step"], r["crossover"])),
+                 math.log(SAME_FACTOR)),
+                ("gain of Pass@k (points)", lambda r: r["gain"].to_numpy(float), SHRINK_MARGIN)):
+            e = stats.two_sample(values(x), values(y), margin)
+            rows.append({"regime": regime, "comparison": f"{a} - {b}", "quantity": quantity,
+                         "estimate": e.estimate, "low": e.low, "high": e.high,
+                         "margin": margin, "verdict": e.verdict,
+                         "not crossed": f"{int(np.isinf(x['crossover']).sum())} / "
+                                        f"{int(np.isinf(y['crossover']).sum())}"})
+    return pd.DataFrame(rows)
+
+
+PAIRS = (("GRPO-N", "GRPO"), ("NSR", "GRPO-N"), ("W-REINFORCE", "GRPO-N"), ("NSR", "GRPO"))
+"""The comparisons ``comparisons`` makes where both algorithms ran: the paper's pair, then
+NSR and W-REINFORCE against the negative-only update they are closest to, and NSR against
+GRPO."""
+
+
+def comparisons(table: pd.DataFrame) -> pd.DataFrame:
+    """``compare`` for each pair of ``PAIRS`` whose algorithms both ran (``table``: ``stages``'
+    rows); empty where none did."""
+    ran = set(table["algorithm"])
+    parts = [compare(table, a, b) for a, b in PAIRS if {a, b} <= ran]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
