@@ -660,3 +660,33 @@ def test_the_cell_checks_and_comparisons_in_words_follow_their_numbers():
     assert shown["value"].iloc[1].startswith("+31.3 [")  # 49.67 - 18.33
     assert sentences.comparison_table(crossover.comparisons(runs[runs["algorithm"] == "NSR"])
                                       ).empty
+
+
+def test_the_laws_are_registered_per_update_and_read_like_the_toys_runs(monkeypatch):
+    """``toy_laws``: the mean field per optimizer and update, Adam on the moments for GRPO
+    alone, NaN past expansion; ``registered_pairs`` reads the toy's runs and the laws, and a
+    registration without laws (older) or an update without a law adds no row."""
+    from rlvr_dynamics.chapters.regimes import crossover, toy_mapping
+
+    monkeypatch.setattr(toy_mapping, "LAW_STEPS", 3000)
+    D = toy_dynamics.Params.parse({})
+    laws = chapter.toy_laws([0.6, 0.3, 0.1], [0.5, 1.0, 0.0], 8, D, ["GRPO", "NSR"])
+    assert set(laws) == {"Adam, mean field", "SGD, mean field", "Adam, on the moments"}
+    assert set(laws["SGD, mean field"]) == {"GRPO", "NSR"}
+    assert set(laws["Adam, on the moments"]) == {"GRPO"}
+    assert all(0 < p["toy expansion"] < 3000 for law in laws.values() for p in law.values())
+    past = chapter.toy_laws([0.3, 0.6, 0.1], [0.5, 1.0, 0.0], 8, D)
+    assert all(np.isnan(p["toy expansion"]) for law in past.values() for p in law.values())
+    record = {"predictions": {o: {"GRPO": {"toy expansion": 40.0},
+                                  "GRPO-N": {"toy expansion": 50.0}}
+                              for o in (chapter.OWN, "Adam", "SGD")},
+              "laws": {"Adam, on the moments": {"GRPO": {"toy expansion": 20.0}}}}
+    older = {"predictions": record["predictions"]}
+    runs = pd.DataFrame({"regime": ["new", "new", "old"], "algorithm": ["GRPO", "GRPO-N", "GRPO"],
+                         "seed": 0, "crossover": [30.0, np.inf, 30.0], "last step": 60.0})
+    pairs = crossover.registered_pairs(runs, {"new": record, "old": older})
+    assert list(pairs) == ["Adam", "SGD", "Adam, on the moments"]
+    law = pairs["Adam, on the moments"]
+    assert law[["regime", "algorithm"]].values.tolist() == [["new", "GRPO"]]
+    assert law["measured / predicted"].iloc[0] == 1.5
+    assert pairs["Adam"]["censored"].tolist() == [False, True, False]

@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
 from rlvr_dynamics.chapters.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR, comparisons,
-                                                      prediction_checks)
+                                                      prediction_checks, registered_pairs)
 from rlvr_dynamics.chapters.regimes.prediction import (checks, register, registered_before,
                                                        starts_from)
 from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN, RISE_MARGIN, stage2, verdict
@@ -59,8 +59,8 @@ from rlvr_dynamics.chapters.regimes.tables import (hard_problems, measured, per_
                                                    train_share, with_passk)
 from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, order_agreement,
                                                         orderings, toy_inputs, toy_prediction,
-                                                        toy_predictions, toy_settings, toy_side,
-                                                        toy_update)
+                                                        toy_laws, toy_predictions, toy_settings,
+                                                        toy_side, toy_update)
 from rlvr_dynamics.chapters.reproduction.paths import PATHS
 from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit
 from rlvr_dynamics.pretrain import base_model

@@ -16,12 +16,14 @@ points), each a two-sample Student-t check over seeds (``stats.two_sample``).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters.regimes.stages import SHRINK_MARGIN
+from rlvr_dynamics.chapters.regimes.stages import SHRINK_MARGIN, predicted_vs_measured
+from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
 
 AGREE_FACTOR = 2.0
 """A cell's crossover agrees with the toy's when within this factor of it (declared before the
@@ -34,6 +36,19 @@ cpu-grid runs)."""
 AGREES, SLOWER, FASTER = "agrees", "slower than the toy", "faster than the toy"
 READING = {stats.NO_EFFECT: AGREES, stats.REPLICATES: SLOWER, stats.OPPOSITE: FASTER}
 """The check's verdict in this question's words (positive: the LM slower)."""
+
+
+def registered_pairs(table: pd.DataFrame, registered: dict[str, dict[str, Any]]
+                     ) -> dict[str, pd.DataFrame]:
+    """Every registered prediction set against the runs (``stages.predicted_vs_measured``):
+    the toy's runs under each optimizer, then each deterministic law that a registration
+    holds (``toy_mapping.toy_laws``; older registrations have none); empty ones left out."""
+    optimizers = dict.fromkeys(o for rec in registered.values() for o in rec["predictions"]
+                               if o != OWN)
+    laws = dict.fromkeys(law for rec in registered.values() for law in rec.get("laws", {}))
+    pairs = {**{o: predicted_vs_measured(table, registered, o) for o in optimizers},
+             **{law: predicted_vs_measured(table, registered, law, "laws") for law in laws}}
+    return {name: p for name, p in pairs.items() if not p.empty}
 
 
 def prediction_checks(pairs: pd.DataFrame) -> pd.DataFrame:

@@ -4,8 +4,9 @@ A regime's base is measured exactly, with the instrument that probes its runs
 (``training.probe.measure`` on the same problems), before training; the toy setting read from
 it (``toy_mapping.toy_inputs``: pi0 over the three first characters, the rewards of the three
 paths, the runs' group size G) is run through the toy under each optimizer and update
-(``toy_mapping.toy_predictions``), and the whole record -- the measurement, the toy's inputs,
-its predictions and the UTC time -- is written to the store. Once written it is read back,
+(``toy_mapping.toy_predictions``) and through the deterministic laws (``toy_mapping.toy_laws``),
+and the whole record -- the measurement, the toy's inputs, its predictions, the laws' and the
+UTC time -- is written to the store. Once written it is read back,
 never recomputed for the same base and settings by the same code; the runs' first probes must
 then equal the registered measurement (``starts_from``), and every run must have begun after
 the registration (``registered_before``): the page says both.
@@ -21,8 +22,9 @@ import pandas as pd
 
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters.regimes.tables import hard_problems
-from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_predictions,
-                                                        toy_settings, toy_update)
+from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_laws,
+                                                        toy_predictions, toy_settings,
+                                                        toy_update)
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.training.config import TrainConfig
 from rlvr_dynamics.training.probe import SETTINGS, measure, probed
@@ -65,6 +67,7 @@ def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, pro
               "inputs": {"pi0": pi0, "r": r, "G": cfg.num_generations},
               "predictions": toy_predictions(pi0, r, cfg.num_generations, D, steps, seeds,
                                              labels),
+              "laws": toy_laws(pi0, r, cfg.num_generations, D, labels),
               "measurement": measurement}
     write_json(entry.begin(fresh=True) / RECORD, record)
     entry.finish({"registered": record["registered"]})

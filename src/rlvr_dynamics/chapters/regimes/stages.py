@@ -159,22 +159,29 @@ def stages(long: pd.DataFrame, hard: dict[str, np.ndarray], ks: dict[str, int],
 
 
 def predicted_vs_measured(table: pd.DataFrame, registered: dict[str, dict[str, Any]],
-                          optimizer: str) -> pd.DataFrame:
+                          optimizer: str, source: str = "predictions") -> pd.DataFrame:
     """Per run of a regime with a registered prediction (``table``: ``stages``' rows;
-    ``registered``: regime -> ``prediction.register``'s record): the toy's registered time to
-    crossover under ``optimizer`` for the run's update (``toy_mapping.toy_update``), the LM's measured crossover (censored at the run's last probe where it did not cross:
-    ``censored``), and measured over predicted (NaN where either is not finite)."""
+    ``registered``: regime -> ``prediction.register``'s record): the registered time to
+    crossover under ``optimizer`` of ``source`` (the toy's runs, ``"predictions"``, or the
+    deterministic laws, ``"laws"``; a record or an update without one is left out) for the
+    run's update (``toy_mapping.toy_update``), the LM's measured crossover (censored at the
+    run's last probe where it did not cross: ``censored``), and measured over predicted (NaN
+    where either is not finite)."""
     rows = []
     for _, run in table[table["regime"].isin(list(registered))].iterrows():
         update = toy_update(run["algorithm"])[0]
-        predicted = registered[run["regime"]]["predictions"][optimizer][update]["toy expansion"]
+        entry = registered[run["regime"]].get(source, {}).get(optimizer, {}).get(update)
+        if entry is None:
+            continue
+        predicted = entry["toy expansion"]
         censored = bool(np.isinf(run["crossover"]))
         measured = run["last step"] if censored else run["crossover"]
         ratio = measured / predicted if not censored and np.isfinite(predicted) else np.nan
         rows.append({"regime": run["regime"], "algorithm": run["algorithm"], "seed": run["seed"],
                      "predicted": float(predicted), "measured": float(measured),
                      "censored": censored, "measured / predicted": float(ratio)})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows, columns=["regime", "algorithm", "seed", "predicted", "measured",
+                                       "censored", "measured / predicted"])
 
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import toy
+from rlvr_dynamics.chapters.toy_dynamics import law
 from rlvr_dynamics.training.algorithms import ALGORITHMS
 
 TOY_SAME = 0.1
@@ -101,6 +102,32 @@ def toy_predictions(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, st
             done[key] = {u: toy_prediction(pi0, r, G, D.model_copy(update=kw), steps, seeds, **a)
                          for u, a in updates.items()}
     return {name: done[tuple(sorted(kw.items()))] for name, kw in toy_settings(D).items()}
+
+
+LAW_STEPS = 20_000
+"""How far the laws' deterministic trajectories are followed (inf beyond)."""
+
+
+def toy_laws(pi0: Sequence[float], r: Sequence[float], G: int, D: Any,
+             labels: Sequence[str] = ("GRPO", "GRPO-N")) -> dict[str, dict[str, dict[str, float]]]:
+    """The deterministic laws' time to crossover (toy steps), in ``toy_predictions``' layout
+    ``{law: {update: {"toy expansion": T}}}``: the mean field (Theorem 1's expected update,
+    ``toy.mean_field``) under each of ``toy.optimizers`` for each algorithm's update, and
+    Adam fed the exact moments of the standard update's group gradient
+    (``toy_dynamics.law.adam_moments``, the standard update only). NaN outside the toy's
+    scenario (``toy_prediction``), inf where not within ``LAW_STEPS``."""
+    updates = dict(toy_update(label) for label in labels)
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for name, kw in toy.optimizers(D.lr, D.sgd_lr).items():
+        out[f"{name}, mean field"] = {u: {"toy expansion": float(toy.expansion_time(
+            toy.mean_field(toy.logits(pi0)[None], r, G=G, tau=D.tau, steps=LAW_STEPS,
+                           **kw, **a))[0]) if pi0[0] > pi0[1] else np.nan}
+            for u, a in updates.items()}
+    if "GRPO" in updates:
+        adam = toy.optimizers(D.lr, D.sgd_lr)["Adam"]["lr"]
+        out["Adam, on the moments"] = {"GRPO": {"toy expansion": law.adam_moments(
+            pi0, r, G, adam, LAW_STEPS) if pi0[0] > pi0[1] else np.nan}}
+    return out
 
 
 def toy_side(registered: dict[str, dict[str, Any]], labels: Sequence[str]
