@@ -69,7 +69,8 @@ def plot_scenario(long: pd.DataFrame, hard: np.ndarray, controls: dict[str, str]
     problems relative to the start (full distribution) over training, in each arm (solid) and
     its control (dashed); mean over seeds, band min to max; the fall that counts as stage 1
     shaded."""
-    part = long[(long["setting"] == "full") & (long["split"] == split)]
+    part = long[(long["setting"] == "full") & (long["split"] == split)
+                & long["regime"].isin([n for pair in controls.items() for n in pair])]
     algos = list(dict.fromkeys(part["algorithm"]))
     fig, axes = plt.subplots(1, len(algos), figsize=(4.2 * len(algos), 3.3), squeeze=False)
     for ax, algo in zip(axes[0], algos):

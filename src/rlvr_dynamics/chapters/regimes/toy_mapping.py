@@ -133,8 +133,8 @@ def toy_laws(pi0: Sequence[float], r: Sequence[float], G: int, D: Any,
 def toy_side(registered: dict[str, dict[str, Any]], labels: Sequence[str]
              ) -> tuple[pd.DataFrame, dict[str, dict[str, dict[str, float]]]]:
     """The toy beside each regime, from its registered prediction (``prediction.register``:
-    name -> record): one row per regime and algorithm label of ``labels`` (its toy update:
-    ``toy_update``) with
+    name -> record): one row per regime and algorithm label of ``labels`` whose toy update
+    (``toy_update``) the record predicted, with
     pi0(a2), pi0(a3), r(a1), r(a2) and the prediction under the toy chapter's own optimizer
     (for the phase diagram), and ``{regime: {optimizer: {label: time to expansion}}}`` under
     each of ``toy.optimizers`` (for ``orderings``)."""
@@ -144,7 +144,7 @@ def toy_side(registered: dict[str, dict[str, Any]], labels: Sequence[str]
         predicted = record["predictions"]
         rows += [{"regime": name, "algorithm": label, "pi0(a2)": pi0[1], "pi0(a3)": pi0[2],
                   "r(a1)": r[0], "r(a2)": r[1], **predicted[OWN][toy_update(label)[0]]}
-                 for label in labels]
+                 for label in labels if toy_update(label)[0] in predicted[OWN]]
         times[name] = {opt: {label: p["toy expansion"] for label, p in by_label.items()}
                        for opt, by_label in predicted.items() if opt != OWN}
     return pd.DataFrame(rows), times
