@@ -606,12 +606,16 @@ def test_each_cell_reads_agrees_slower_or_faster_than_its_registration():
                        cell("fast", 100, [20, 25, 22]), cell("wide", 100, [20, 400, 100]),
                        cell("never", np.inf, [300, 300, 300], (True,) * 3),
                        cell("crossed anyway", np.inf, [50, 300, 300], (False, True, True)),
-                       cell("lower bound", 100, [300, 320, 300], (True, True, True))])
+                       cell("lower bound", 100, [300, 320, 300], (True, True, True)),
+                       cell("too short", 100, [50, 50, 50], (True, True, True)),
+                       cell("one too short", 100, [90, 110, 100], (False, True, False))])
     got = crossover.prediction_checks(pairs).set_index("regime")["reading"]
     assert got.to_dict() == {"agree": crossover.AGREES, "slow": crossover.SLOWER,
                              "fast": crossover.FASTER, "wide": stats.UNDECIDED,
                              "never": crossover.AGREES, "crossed anyway": crossover.FASTER,
-                             "lower bound": crossover.SLOWER}
+                             "lower bound": crossover.SLOWER,
+                             "too short": stats.CANNOT_INFORM,
+                             "one too short": stats.CANNOT_INFORM}
     assert crossover.prediction_checks(pairs).set_index("regime").loc["lower bound",
                                                                       "not crossed"] == 3
 
@@ -635,6 +639,16 @@ def test_two_algorithms_are_compared_on_the_regimes_both_ran():
                                         rows("r", "GRPO-N", [51.0, 50, 56], [0.1, 0, 0])]),
                              "NSR", "GRPO-N")
     assert set(same["verdict"]) == {stats.NO_EFFECT}
+    never = crossover.compare(pd.concat([rows("r", "NSR", [np.inf] * 3, [0.0, 0.1, 0], 120),
+                                         rows("r", "GRPO-N", [np.inf] * 3, [0.1, 0, 0], 120)]),
+                              "NSR", "GRPO-N")
+    assert never["verdict"].tolist() == [stats.CANNOT_INFORM, stats.NO_EFFECT]
+    V = crossover.censored_verdict
+    assert V(stats.REPLICATES, True, False) == stats.REPLICATES  # later, from a lower bound
+    assert V(stats.OPPOSITE, True, False) == stats.CANNOT_INFORM
+    assert V(stats.OPPOSITE, False, True) == stats.OPPOSITE      # earlier, from an upper bound
+    assert V(stats.NO_EFFECT, False, True) == stats.CANNOT_INFORM
+    assert V(stats.NO_EFFECT, False, False) == stats.NO_EFFECT
 
 
 def test_the_cell_checks_and_comparisons_in_words_follow_their_numbers():

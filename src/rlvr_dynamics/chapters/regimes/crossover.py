@@ -5,13 +5,17 @@ A *cell* is a regime and an algorithm. Its check reads, over seeds, the log of t
 crossover over the toy's registered one (``stages.predicted_vs_measured``, under one optimizer)
 against the margin ``log(AGREE_FACTOR)``: inside it the toy's time *agrees*; beyond it the LM
 is *slower* or *faster*. A run that did not cross enters with its last probe, a lower bound
-on its time: the check says how many did. Where the toy predicts no crossover at all, the
-cell agrees when no run crossed and disagrees when any did (no interval: a count).
+on its time, so the mean is a lower bound too: with such a run the cell can still read
+*slower*, and otherwise *cannot inform* (its runs ended too early to see the toy's time).
+Where the toy predicts no crossover at all, the cell agrees when no run crossed and reads
+faster when any did (no interval: a count).
 
 Two algorithms on the same regimes (NSR against GRPO-N, say) are compared by their
-crossovers (the difference of log times, margin ``log(SAME_FACTOR)``; censored as above) and
-by the gain of mid-curve Pass@k on the rare-path-only problems (margin ``stages.SHRINK_MARGIN``
-points), each a two-sample Student-t check over seeds (``stats.two_sample``).
+crossovers (the difference of log times, margin ``log(SAME_FACTOR)``) and by the gain of
+mid-curve Pass@k on the rare-path-only problems (margin ``stages.SHRINK_MARGIN`` points), each
+a two-sample Student-t check over seeds (``stats.two_sample``). A run of the first that did
+not cross makes the difference a lower bound (only "the first later" can stand), one of the
+second an upper bound (only "the first earlier"); with both, the crossovers cannot inform.
 """
 from __future__ import annotations
 
@@ -67,10 +71,23 @@ def prediction_checks(pairs: pd.DataFrame) -> pd.DataFrame:
                        reading=AGREES if g["censored"].all() else FASTER)
         else:
             e = stats.one_sample(np.log(g["measured"] / predicted), math.log(AGREE_FACTOR))
-            row.update(estimate=e.estimate, low=e.low, high=e.high,
-                       reading=READING.get(e.verdict, e.verdict))
+            reading = READING.get(e.verdict, e.verdict)
+            if g["censored"].any() and reading != SLOWER:
+                reading = stats.CANNOT_INFORM
+            row.update(estimate=e.estimate, low=e.low, high=e.high, reading=reading)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def censored_verdict(verdict: str, first: bool, second: bool) -> str:
+    """A crossover difference's verdict where the first algorithm's (``first``) or the
+    second's (``second``) runs include one that did not cross: a lower bound on the difference
+    keeps only "later" (``stats.REPLICATES``), an upper bound only "earlier"
+    (``stats.OPPOSITE``); what else it says, and anything with both, cannot inform."""
+    if (first and second) or (first and verdict != stats.REPLICATES) \
+            or (second and verdict != stats.OPPOSITE):
+        return stats.CANNOT_INFORM if first or second else verdict
+    return verdict
 
 
 def compare(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
@@ -89,9 +106,13 @@ def compare(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
                  math.log(SAME_FACTOR)),
                 ("gain of Pass@k (points)", lambda r: r["gain"].to_numpy(float), SHRINK_MARGIN)):
             e = stats.two_sample(values(x), values(y), margin)
+            verdict = e.verdict
+            if quantity == "log crossover":
+                verdict = censored_verdict(verdict, bool(np.isinf(x["crossover"]).any()),
+                                           bool(np.isinf(y["crossover"]).any()))
             rows.append({"regime": regime, "comparison": f"{a} - {b}", "quantity": quantity,
                          "estimate": e.estimate, "low": e.low, "high": e.high,
-                         "margin": margin, "verdict": e.verdict,
+                         "margin": margin, "verdict": verdict,
                          "not crossed": f"{int(np.isinf(x['crossover']).sum())} / "
                                         f"{int(np.isinf(y['crossover']).sum())}"})
     return pd.DataFrame(rows)
