@@ -197,10 +197,9 @@ def test_reinforce_advantages_by_hand_and_their_gradients(tiny, tmp_path, name, 
 
 
 def test_the_registry_holds_nsr_and_w_reinforce():
-    from rlvr_dynamics.chapters import ParameterError
     from rlvr_dynamics.chapters import regimes
-    with pytest.raises(ParameterError, match="algorithms has 'nsr': the toy beside each regime"):
-        regimes.Params.parse({"algorithms": ["grpo", "nsr"]})
+    P = regimes.Params.parse({"algorithms": ["grpo", "nsr"]})  # with its own toy update
+    assert regimes.toy_update("NSR") == ("NSR", {"reinforce": 0.0}) and "nsr" in P.algorithms
     assert (algorithms.get("nsr").reinforce, algorithms.get("w_reinforce").reinforce) == (0.0, 0.1)
     assert all(algorithms.get(n).reinforce is None for n in ("grpo", "grpo_n", "gspo", "gspo_n"))
     from rlvr_dynamics.chapters.style import COLORS
