@@ -14,8 +14,9 @@ samples (``frac_negative``). ``DynamicsCallback`` adds the held-out pair every f
   numbers, so logging them leaves the training run itself unchanged;
 * split by path, where the task tells paths apart (its ``paths`` and ``path(problem, text)``,
   as ``SumTask``'s): the share of greedy completions on each path (``heldout_share_<path>``)
-  and their token entropy (``heldout_entropy_<path>``, where any took it). A switch from the short direct answer to
-  the long stepwise chain moves the per-token mean by itself; within a path it does not.
+  and their token entropy (``heldout_entropy_<path>``, where any took it). A switch from the
+  short direct answer to the long stepwise chain moves the per-token mean by itself; within a
+  path it does not.
 
 Everything goes into the Trainer's ``log_history``, which every checkpoint saves and a resumed
 run restores, so the curves of a resumed run are those of an uninterrupted one.

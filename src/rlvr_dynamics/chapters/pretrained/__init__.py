@@ -239,8 +239,9 @@ def obtain(P: Params) -> Results | None:
 
 def answer_sources(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
     """Where the grader (``tasks.arithmetic.extract``: the last ``\\boxed{}``, else, unless
-    ``boxed_only``, the last integer of the text) found the answers it counted right, per evaluation (setting,
-    benchmark, model, seed; sampled records): the share of right samples, the share of the
+    ``boxed_only``, the last integer of the text) found the answers it counted right, per
+    evaluation (setting, benchmark, model, seed; sampled records): the share of right
+    samples, the share of the
     right ones that were boxed and of those the fallback found, and the Pass@1 that a
     boxed-only grader (as the paper grades, math-verify on the boxed answer) would give."""
     rows = []

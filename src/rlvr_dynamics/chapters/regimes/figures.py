@@ -128,7 +128,11 @@ def plot_regimes(means: pd.DataFrame, regimes: dict[str, Any], k: int, ks: Seque
                  settings: str) -> list[plt.Figure]:
     """``plot_regime`` for each of ``regimes`` (name -> ``Regime``), titled with its knobs and
     the runs' ``settings``."""
-    return [plot_regime(means, name, k, ks, f"Regime '{name}' ({regime}). {settings}")
+    def knobs(regime: Any) -> str:
+        set_ = regime.model_dump(exclude_none=True)
+        return " ".join(f"{key}={v}" for key, v in set_.items()) or "as pretrained, as drawn"
+
+    return [plot_regime(means, name, k, ks, f"Regime '{name}' ({knobs(regime)}). {settings}")
             for name, regime in regimes.items()]
 
 

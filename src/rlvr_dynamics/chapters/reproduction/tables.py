@@ -94,10 +94,10 @@ def entropy_long(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
 
 
 def entropy_by_path(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
-    """Token entropy split by the path a completion takes (``PATHS``), so that a switch of
-    path is told apart from a sharpening along one: per evaluation and path of ``sums.PATHS``
-    (exact records have no ``other``: its share reads 0), the path's share
-    of the completions (mean over problems) and the token entropy of the completions on it
+    """Token entropy split by the path a completion takes, so that a switch of path is told
+    apart from a sharpening along one: per evaluation and path of ``sums.PATHS`` (exact records
+    have no ``other``: its share reads 0), the path's share of the completions (mean over
+    problems) and the token entropy of the completions on it
     (pooled over problems; NaN where none took it). From exact records the traces' masses and
     their entropy-weighted masses (``exact.ENTROPY_SUFFIX``), from sampled ones the samples'
     texts. Columns: setting, benchmark, model, seed, path, share, token entropy."""

@@ -36,7 +36,7 @@ from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.training import algorithms
 from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import Settings, TrainConfig
-from rlvr_dynamics.training.dynamics import curve, summary
+from rlvr_dynamics.training.dynamics import HELDOUT_PREFIXES, curve, summary
 from rlvr_dynamics.training.run import load_dynamics, obtain_all
 
 
@@ -175,8 +175,9 @@ def algorithm_table() -> pd.DataFrame:
 
 # --- the held-out curves in numbers ------------------------------------------------------------
 
-SHARE = "heldout_share_"
-"""The logged share of held-out greedy completions on a path: ``SHARE + path``."""
+SHARE, PATH_ENTROPY = HELDOUT_PREFIXES
+"""The logged share of held-out greedy completions on a path (``SHARE + path``) and their
+token entropy (``PATH_ENTROPY + path``), as ``training.dynamics.heldout_entry`` writes them."""
 
 
 def end_values(dynamics: dict[str, list[list[dict[str, Any]]]], key: str
@@ -245,7 +246,7 @@ def by_path_table(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFra
             row = {"algorithm": label, "at": when,
                    "entropy, all": np.mean([r["heldout_entropy"] for r in held])}
             for path in paths:
-                h = [r[f"heldout_entropy_{path}"] for r in held if f"heldout_entropy_{path}" in r]
+                h = [r[PATH_ENTROPY + path] for r in held if PATH_ENTROPY + path in r]
                 row[f"share, {path}"] = np.mean([r[SHARE + path] for r in held])
                 row[f"entropy, {path}"] = np.mean(h) if h else np.nan
                 row[f"seeds, {path}"] = len(h)
