@@ -252,6 +252,37 @@ def test_a_claim_on_few_problems_carries_their_variance():
     assert gain["spread"].effect.estimate == pytest.approx(gain["even"].effect.estimate)
 
 
+def test_grpo_n_against_nsr_reaches_every_outcome():
+    """GRPO-N above NSR and W-REINFORCE at the base's mid-curve k decides; each outcome is
+    reached by the numbers, both at the ceiling cannot inform, and without NSR runs the page
+    says which profile trains them."""
+    def tables(nsr: float, grpo_n: float = 50.0) -> tuple[pd.DataFrame, pd.DataFrame]:
+        rows = [{"setting": "s", "benchmark": b, "model": m, "seed": seed, "problem": f"p{i}",
+                 "k": k, "pass@k": v + 0.2 * seed + 0.1 * i}
+                for b in ("t", "o") for k in (1, 8) for seed in range(3) for i in range(4)
+                for m, v in (("Base", 40.0), ("GRPO-N", grpo_n), ("NSR", nsr))]
+        passk = pd.DataFrame(rows)
+        return passk, passk[passk["k"] == 8]
+    decided = {}
+    for nsr in (40.0, 50.0, 60.0):
+        checks = claims.negative_checks(*tables(nsr), "s", "t", "o", 8)
+        first = next(iter(checks))
+        assert first == "t Pass@8 (mid-curve)" and [c.b for c in checks[first]] == ["NSR"]
+        decided[nsr] = checks[first][0].verdict
+        assert sentences.negative_text(checks, ["GRPO-N", "NSR"]).startswith(
+            "At t Pass@8 (mid-curve): against NSR, ")
+    assert decided == {40.0: stats.REPLICATES, 50.0: stats.NO_EFFECT, 60.0: stats.OPPOSITE}
+    ceiling = claims.negative_checks(*tables(99.0, 99.0), "s", "t", "o", 8)
+    assert {c.verdict for cs in ceiling.values() for c in cs} == {stats.CANNOT_INFORM}
+    assert "the check cannot inform" in sentences.negative_text(ceiling, ["GRPO-N", "NSR"])
+    passk, mid = tables(50.0)
+    without = claims.negative_checks(passk[passk["model"] != "NSR"], mid[mid["model"] != "NSR"],
+                                     "s", "t", "o", 8)
+    assert without == {}
+    assert "PROFILE=cpu-nsr" in sentences.negative_text(without, ["GRPO", "GRPO-N"])
+    assert sentences.negative_table(without, "s").empty
+
+
 def test_the_mid_curve_k_is_where_the_base_is_closest_to_half():
     base = exact_recs({"a": 0.01, "b": 0.5})
     k = rp.base_mid_k([base], [1, 2, 4])

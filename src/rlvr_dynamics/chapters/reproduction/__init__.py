@@ -40,8 +40,8 @@ from rlvr_dynamics.chapters.reproduction.case import (STEPWISE_SHARE, bang_long,
 from rlvr_dynamics.chapters.reproduction.claims import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN,
                                                         PASS1_MARGIN, PASSK_MARGIN, Check,
                                                         Claimed, case_check, headline_setting,
-                                                        rare_path_support, setting_checks,
-                                                        supports)
+                                                        negative_checks, rare_path_support,
+                                                        setting_checks, supports)
 from rlvr_dynamics.chapters.reproduction.models import (Model, beyond_direct, chosen,
                                                         comparison, evaluate_models, run_spec,
                                                         train_beyond_direct)

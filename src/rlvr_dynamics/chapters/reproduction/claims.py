@@ -211,6 +211,35 @@ def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame
     }
 
 
+NEGATIVE_ONLY = ("NSR", "W-REINFORCE")
+"""The REINFORCE-style negative-sample algorithms GRPO-N is set against (``negative_checks``)."""
+
+
+def negative_checks(passk: pd.DataFrame, mid: pd.DataFrame, setting: str, test: str, ood: str,
+                    last: int) -> dict[str, list[Check]]:
+    """Is GRPO-N more than negative sample reinforcement? Under ``setting``, per model of
+    ``NEGATIVE_ONLY`` that was trained: GRPO-N above it (superiority, ``PASSK_MARGIN``, over
+    seeds and problems) at Pass@k on ``test`` at the base's mid-curve k (the deciding check),
+    and beside it Pass@1 and Pass@``last`` on ``test`` and the mid-curve Pass@k on ``ood``; a
+    check where both sit at the same floor or ceiling cannot inform (``pinned``). The rule was
+    declared before the runs that carry NSR and W-REINFORCE (lab notebook 34)."""
+    km, ko = mid_k(mid, setting=setting, benchmark=test), mid_k(mid, setting=setting, benchmark=ood)
+    read = {f"{test} Pass@{km} (mid-curve)": (mid, dict(benchmark=test)),
+            f"{test} Pass@1": (passk, dict(benchmark=test, k=1)),
+            f"{test} Pass@{last}": (passk, dict(benchmark=test, k=last)),
+            f"{ood} Pass@{ko} (mid-curve)": (mid, dict(benchmark=ood))}
+    out: dict[str, list[Check]] = {}
+    for what, (table, where) in read.items():
+        v = values(table, "pass@k", setting=setting, **where)
+        p = problem_values(table, "pass@k", setting=setting, **where)
+        checks = _present([check(v, "GRPO-N", other, PASSK_MARGIN,
+                                 why_not=pinned(v, "GRPO-N", other), problems=p)
+                           for other in NEGATIVE_ONLY])
+        if checks:
+            out[what] = checks
+    return out
+
+
 def case_check(bangs: pd.DataFrame, setting: str, test: str) -> Claimed | None:
     """The case study under ``setting`` on ``test``: GRPO's share of correct step-by-step
     samples with a corrected step (%, ``case.STEPWISE_SHARE``) above GRPO-N's; it cannot inform

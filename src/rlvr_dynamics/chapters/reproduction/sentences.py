@@ -300,3 +300,34 @@ def claim_rows(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame,
         rows.append({"claim": "case_study", "ours": f"{case.what}: {ours(case.values)} %",
                      "checks": [(check_text(x), x.verdict) for x in case.checks]})
     return rows
+
+
+def negative_table(checks: dict[str, list[Check]], setting: str) -> pd.DataFrame:
+    """``claims.negative_checks`` as a table: per quantity (the first decides) and algorithm
+    GRPO-N is set against, the difference with its interval and its verdict; empty when the
+    build trained neither NSR nor W-REINFORCE."""
+    rows = [{"quantity": what, "against": c.b, "GRPO-N - it (points)": check_text(c),
+             "verdict": c.verdict, "decides": i == 0}
+            for i, (what, cs) in enumerate(checks.items()) for c in cs]
+    table = pd.DataFrame(rows, columns=["quantity", "against", "GRPO-N - it (points)",
+                                        "verdict", "decides"])
+    return table.set_index(["quantity", "against"]).rename_axis(index={"quantity": setting})
+
+
+def negative_text(checks: dict[str, list[Check]], trained: Sequence[str]) -> str:
+    """What the deciding check (the first quantity of ``claims.negative_checks``) says, per
+    algorithm GRPO-N is set against, in words; or, when ``trained`` (the labels of the runs)
+    holds neither, which profile trains them."""
+    if not checks:
+        return ("This build trains neither NSR nor W-REINFORCE (the training chapter's "
+                f"`algorithms`: {', '.join(trained)}); `make reproduce PROFILE=cpu-nsr` trains "
+                "both beside the four and fills this section.")
+    what, cs = next(iter(checks.items()))
+    said = {stats.REPLICATES: "GRPO-N is above it by more than the margin",
+            stats.OPPOSITE: "GRPO-N is below it by more than the margin",
+            stats.NO_EFFECT: "the two are the same within the margin",
+            stats.CANNOT_INFORM: "the check cannot inform",
+            stats.FEW_SEEDS: "one seed gives no interval"}
+    parts = [f"against {c.b}, {said.get(c.verdict, 'the interval is too wide to say')} "
+             f"({check_text(c)})" for c in cs]
+    return f"At {what}: " + "; ".join(parts) + "."

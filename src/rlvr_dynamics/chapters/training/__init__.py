@@ -216,13 +216,19 @@ def lambda_ends(dynamics: dict[str, list[list[dict[str, Any]]]],
 def entropy_ratios(dynamics: dict[str, list[list[dict[str, Any]]]], profile: str
                    ) -> pd.DataFrame:
     """Per algorithm, the token entropy at the end over the base's: the paper's (Table 4, AMC
-    2023 and AIME 2025) beside ours (held-out, mean and sd over seeds)."""
+    2023 and AIME 2025; NaN for the algorithms it did not train, NSR and W-REINFORCE) beside
+    ours (held-out, mean and sd over seeds)."""
     token = entropy_table().loc["Token-Level Entropy"]
     base = token.loc["Qwen2.5-Math-7B"]
     rows = seed_summaries(dynamics)
+
+    def paper(label: str, bench: str) -> float:
+        key = f"Qwen2.5-Math-7B {label}"
+        return token.loc[key, bench] / base[bench] if key in token.index else np.nan
+
     ratios = pd.DataFrame({label: {
-        "paper, AMC 2023": token.loc[f"Qwen2.5-Math-7B {label}", "AMC 2023"] / base["AMC 2023"],
-        "paper, AIME 2025": token.loc[f"Qwen2.5-Math-7B {label}", "AIME 2025"] / base["AIME 2025"],
+        "paper, AMC 2023": paper(label, "AMC 2023"),
+        "paper, AIME 2025": paper(label, "AIME 2025"),
         f"ours ({profile}), mean": (rows[label]["entropy_end"] / rows[label]["entropy_base"]).mean(),
         f"ours ({profile}), sd": (rows[label]["entropy_end"] / rows[label]["entropy_base"]).std(ddof=1),
     } for label in rows}).T
