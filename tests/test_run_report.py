@@ -130,16 +130,49 @@ def test_the_published_book_takes_each_chapter_from_its_profile_and_says_so(tmp_
     assert not (root / "notebooks" / "theory.ipynb").exists()
 
 
+def test_a_chapter_is_shown_again_under_another_profile_on_a_page_of_its_own(tmp_path,
+                                                                             monkeypatch):
+    """``also``: the chapter as a second profile executed it, on its own page after the
+    chapter (in the table of contents and the run report), titled and headed with that
+    profile; older code is said; a profile that has not run it is named as missing."""
+    monkeypatch.setattr(run, "chapters", lambda: ["theory", "regimes", "verdict"])
+    builds, root = tmp_path / "build", tmp_path / "publish"
+    for name in ("theory", "regimes", "verdict"):
+        executed(builds, "cpu", name)
+    executed(builds, "cpu-map", "regimes")
+    executed(builds, "cpu-grid", "regimes", code="older")
+    report = run.assemble("cpu", {"regimes": "cpu-map"}, root, builds,
+                          also={"regimes": ["cpu-grid", "cpu-nsr"]})
+    assert report["regimes"] == {"profile": "cpu-map", "state": "current"}
+    assert report["regimes--cpu-grid"] == {"profile": "cpu-grid", "state": "older code"}
+    assert report["regimes--cpu-nsr"]["state"] == "missing: make reproduce PROFILE=cpu-nsr"
+    page = nbformat.read(root / "notebooks" / "regimes--cpu-grid.ipynb", as_version=4)
+    assert page.cells[0].source.startswith("# regimes: the `cpu-grid` profile\n\n*The numbers "
+                                           "on this page come from the `cpu-grid` profile*")
+    assert ":::{warning}" in page.cells[0].source
+    assert run.pages(root) == ["theory", "regimes", "regimes--cpu-grid", "verdict"]
+    assert list(run.executions(root)) == run.pages(root)
+    toc = run.toc_without(["pretrained"], ["regimes--cpu-grid"])
+    files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
+    at = files.index("notebooks/regimes")
+    assert files[at + 1] == "notebooks/regimes--cpu-grid" and "notebooks/pretrained" not in files
+    assert run.chapter_of("regimes--cpu-grid") == "regimes" == run.chapter_of("regimes")
+
+
 def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
-    default, chosen, refresh = run.published_from()
+    default, chosen, refresh, also = published = run.published_from()
     assert default == "cpu" and chosen == {"regimes": "cpu-map", "pretrained": "cpu-smollm2"}
-    assert refresh == ["verdict"]
+    assert refresh == ["verdict"] and also == {"regimes": ["cpu-grid"]}
+    assert published.profiles == ["cpu-map", "cpu-smollm2", "cpu-grid"]
     bad = tmp_path / "publish.yaml"
     bad.write_text("default: cpu\nchapters: {regimes: cpu-mpa}\n")
     with pytest.raises(run.ParameterError, match="regimes names the profile 'cpu-mpa'"):
         run.published_from(bad)
     bad.write_text("default: cpu\nchapters: {regime: cpu-map}\n")
     with pytest.raises(run.ParameterError, match=r"unknown chapter\(s\) \['regime'\]"):
+        run.published_from(bad)
+    bad.write_text("default: cpu\nalso: {regimes: [cpu-gird]}\n")
+    with pytest.raises(run.ParameterError, match="regimes names the profile 'cpu-gird'"):
         run.published_from(bad)
 
 
@@ -150,12 +183,12 @@ def test_the_workflow_runs_each_heavy_profile_apart_and_publishes_one_book():
     uploads that book."""
     flow = yaml.safe_load((run.REPO / ".github" / "workflows" / "book.yml").read_text())
     jobs = flow["jobs"]
-    _, chosen, _ = run.published_from()
+    heavy_profiles = run.published_from().profiles
     steps = {name: [s.get("run", "") + str(s.get("uses", "")) for s in job["steps"]]
              for name, job in jobs.items()}
     assert any("make reproduce PROFILE=cpu " in s for s in steps["build"])
     heavy = jobs["heavy"]
-    assert sorted(heavy["strategy"]["matrix"]["profile"]) == sorted(set(chosen.values()))
+    assert sorted(heavy["strategy"]["matrix"]["profile"]) == sorted(heavy_profiles)
     assert heavy["timeout-minutes"] < 360  # the hosted runners' limit
     by_use = {str(s.get("uses", "")).split("@")[0]: s for s in heavy["steps"]}
     restore, save = by_use["actions/cache/restore"], by_use["actions/cache/save"]

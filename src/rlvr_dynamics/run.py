@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple, Sequence
 
 import jupytext
 import nbformat
@@ -74,14 +74,49 @@ def chapters() -> list[str]:
     return names
 
 
-def toc_without(missing: list[str]) -> dict[str, Any]:
-    """``book/_toc.yml`` without the chapters in ``missing`` (and parts left empty)."""
+def toc_without(missing: list[str], extra: Sequence[str] = ()) -> dict[str, Any]:
+    """``book/_toc.yml`` without the chapters in ``missing`` (and parts left empty), each page
+    of ``extra`` (``instance`` names: a chapter again, under another profile) right after its
+    chapter."""
     toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
     drop = {f"notebooks/{name}" for name in missing}
     for part in toc.get("parts", []):
-        part["chapters"] = [c for c in part["chapters"] if c.get("file") not in drop]
+        entries = []
+        for c in part["chapters"]:
+            if c.get("file") not in drop:
+                entries.append(c)
+                entries += [{"file": f"notebooks/{page}"} for page in extra
+                            if f"notebooks/{chapter_of(page)}" == c.get("file")]
+        part["chapters"] = entries
     toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
     return toc
+
+
+INSTANCE = "--"
+"""Between a chapter's name and a profile's in the page that shows the chapter again under
+that profile (``instance``)."""
+
+
+def instance(chapter: str, profile: str) -> str:
+    """The page name of ``chapter`` shown again as ``profile`` executed it."""
+    return f"{chapter}{INSTANCE}{profile}"
+
+
+def chapter_of(page: str) -> str:
+    """The chapter a page shows (the page itself for a chapter's own page)."""
+    return page.split(INSTANCE, 1)[0]
+
+
+def pages(root: Path) -> list[str]:
+    """The executed pages in ``root/notebooks``, in book order: each chapter, then the pages
+    that show it again under other profiles."""
+    folder = root / "notebooks"
+    out = []
+    for name in chapters():
+        if (folder / f"{name}.ipynb").is_file():
+            out.append(name)
+        out += sorted(p.stem for p in folder.glob(f"{instance(name, '*')}.ipynb"))
+    return out
 
 
 def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
@@ -158,7 +193,7 @@ def build_book(profile: str, verdicts_of: str | None = None) -> Path:
     book/notebooks/``), its front page's findings from the verdicts ``verdicts_of`` recorded
     (default: ``profile``'s)."""
     root = REPO / "build" / profile / "book"
-    executed = {p.stem for p in (root / "notebooks").glob("*.ipynb")}
+    executed = pages(root)
     missing = [c for c in chapters() if c not in executed]
     if missing:
         log.warning("not executed under %s yet, left out of this build: %s", profile, missing)
@@ -170,7 +205,8 @@ def build_book(profile: str, verdicts_of: str | None = None) -> Path:
             shutil.copytree(item, target, dirs_exist_ok=True)
         else:
             shutil.copy2(item, target)
-    (root / "_toc.yml").write_text(yaml.safe_dump(toc_without(missing), sort_keys=False))
+    (root / "_toc.yml").write_text(yaml.safe_dump(
+        toc_without(missing, [p for p in executed if p not in chapters()]), sort_keys=False))
     # the package's source, for the pages that include the heart of a method from it
     # (``{literalinclude} /_src/rlvr_dynamics/...``: the page and the code cannot drift)
     shutil.copytree(REPO / "src" / "rlvr_dynamics", root / "_src" / "rlvr_dynamics",
@@ -202,21 +238,40 @@ PUBLISH = BOOK / "publish.yaml"
 """The published book: its default profile and the chapters shown from other profiles."""
 
 
-def published_from(path: Path = PUBLISH) -> tuple[str, dict[str, str], list[str]]:
-    """(the default profile, chapter -> the profile whose execution the published book shows,
-    the default's chapters to execute again first: those that only read what the others
-    recorded, e.g. the verdicts), checked: every chapter and profile named must exist."""
+class Published(NamedTuple):
+    """What ``PUBLISH`` asks for: the default profile, chapter -> the profile whose execution
+    the published book shows, the default's chapters to execute again first (those that only
+    read what the others recorded, e.g. the verdicts), and chapter -> the profiles whose
+    executions are shown again on pages of their own after it (``also``)."""
+
+    default: str
+    chosen: dict[str, str]
+    refresh: list[str]
+    also: dict[str, list[str]]
+
+    @property
+    def profiles(self) -> list[str]:
+        """Every profile other than the default that the book shows a chapter from."""
+        named = [*self.chosen.values(), *(p for ps in self.also.values() for p in ps)]
+        return [p for p in dict.fromkeys(named) if p != self.default]
+
+
+def published_from(path: Path = PUBLISH) -> Published:
+    """``PUBLISH`` read and checked: every chapter and profile named must exist."""
     spec = yaml.safe_load(path.read_text())
     default, chosen = spec["default"], dict(spec.get("chapters") or {})
     refresh = list(spec.get("refresh") or [])
+    also = {name: list(ps) for name, ps in (spec.get("also") or {}).items()}
     known = available_profiles()
-    for name, profile in [("default", default), *chosen.items()]:
+    named = [("default", default), *chosen.items(),
+             *((name, p) for name, ps in also.items() for p in ps)]
+    for name, profile in named:
         if profile not in known:
             raise ParameterError(f"{path}: {name} names the profile {profile!r}; known: {known}")
-    unknown = sorted((set(chosen) | set(refresh)) - set(chapters()))
+    unknown = sorted((set(chosen) | set(refresh) | set(also)) - set(chapters()))
     if unknown:
         raise ParameterError(f"{path}: unknown chapter(s) {unknown}; the book has {chapters()}")
-    return default, chosen, refresh
+    return Published(default, chosen, refresh, also)
 
 
 def freshness(nb: nbformat.NotebookNode, notebook: str) -> str:
@@ -257,13 +312,15 @@ def head(nb: nbformat.NotebookNode, text: str) -> None:
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(text))
 
 
-def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = REPO / "build"
-             ) -> dict[str, dict[str, str]]:
+def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = REPO / "build",
+             also: dict[str, list[str]] | None = None) -> dict[str, dict[str, str]]:
     """Put the published book's executed notebooks in ``root/notebooks``: each chapter's from
     the profile ``chosen`` names (the ``default``'s where it names none, or where that profile
     has not executed it; ``builds``: where each profile's ``book/notebooks`` are), each headed
-    by its ``provenance_md``. Returns chapter -> its profile and state ("current", "older
-    code", or "missing: ..." where no profile executed it)."""
+    by its ``provenance_md``; then, for each chapter of ``also``, its execution under each of
+    the profiles named there on a page of its own (``instance``), titled with the profile.
+    Returns page -> its profile and state ("current", "older code", or "missing: ..." where no
+    profile executed it)."""
     out_dir = root / "notebooks"
     if out_dir.exists():
         shutil.rmtree(out_dir)
@@ -284,6 +341,21 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
                         f"{state}; {wanted} has not executed it: make reproduce PROFILE={wanted}"}
         head(nb, provenance_md(nb, state))
         nbformat.write(nb, out_dir / f"{name}.ipynb")
+    for name, profiles in (also or {}).items():
+        for profile in profiles:
+            page, path = instance(name, profile), builds / profile / "book" / "notebooks" / f"{name}.ipynb"
+            if not path.is_file():
+                report[page] = {"profile": profile,
+                                "state": f"missing: make reproduce PROFILE={profile}"}
+                continue
+            nb = nbformat.read(path, as_version=4)
+            state = freshness(nb, name)
+            report[page] = {"profile": profile, "state": state}
+            head(nb, provenance_md(nb, state))
+            first = nb.cells[0]
+            title, _, rest = first.source.partition("\n")
+            first.source = f"{title}: the `{profile}` profile\n{rest}"
+            nbformat.write(nb, out_dir / f"{page}.ipynb")
     return report
 
 
@@ -292,12 +364,12 @@ def publish(path: Path = PUBLISH) -> Path:
     nothing recomputed (the chapters that only read records, e.g. the verdicts, executed again
     under the default profile), each page saying where its numbers come from; what is missing
     or was made by older code is logged and said on the page."""
-    default, chosen, refresh = published_from(path)
+    default, chosen, refresh, also = published_from(path)
     resolved = plan(default, refresh)
     for name in refresh:  # cheap: they read what the chapters recorded
         log.info("%s: executed again under %s, to read every profile's records", name, default)
         execute(default, name, resolved[name])
-    report = assemble(default, chosen, REPO / "build" / "publish" / "book")
+    report = assemble(default, chosen, REPO / "build" / "publish" / "book", also=also)
     for name, r in report.items():
         level = logging.INFO if r["state"] == "current" else logging.WARNING
         log.log(level, "%s: from %s (%s)", name, r["profile"], r["state"])
@@ -305,15 +377,14 @@ def publish(path: Path = PUBLISH) -> Path:
 
 
 def executions(root: Path) -> dict[str, dict[str, Any]]:
-    """chapter -> papermill's record of its execution in this build (``end_time``,
+    """page -> papermill's record of its execution in this build (``end_time``,
     ``duration`` in seconds, ``parameters``) and what made it (``STAMP``: ``stamp``), for
-    every chapter executed, in book order."""
+    every page executed (``pages``: the chapters, and in the published book the chapters
+    shown again under other profiles), in book order."""
     out = {}
-    for name in chapters():
-        path = root / "notebooks" / f"{name}.ipynb"
-        if path.is_file():
-            meta = nbformat.read(path, as_version=4).metadata
-            out[name] = {**meta.get("papermill", {}), STAMP: meta.get(STAMP, {})}
+    for name in pages(root):
+        meta = nbformat.read(root / "notebooks" / f"{name}.ipynb", as_version=4).metadata
+        out[name] = {**meta.get("papermill", {}), STAMP: meta.get(STAMP, {})}
     return out
 
 
