@@ -283,6 +283,33 @@ def test_grpo_n_against_nsr_reaches_every_outcome():
     assert sentences.negative_table(without, "s").empty
 
 
+def test_a_second_base_is_shown_beside_the_first_and_never_scored_as_trained():
+    """Another base of the recipe joins the comparison once, is a base (not an algorithm) for
+    the claims and the sentences, and its distance from the first is said at the mid-curve k;
+    a base that is not the book's own is refused, naming the parameter."""
+    other = rp.other_base_label(1)
+    assert rp.is_base(other) and rp.is_base("Base") and not rp.is_base("GRPO-N")
+    models = rp.comparison("sums-base", {"GRPO": ["r0"]}, base_repeats=2,
+                           others={other: "sums-base:seed=1"})
+    assert [(m.label, m.seed) for m in models] == [("Base", 0), ("Base", 1), (other, 0),
+                                                   ("GRPO", 0)]
+    with pytest.raises(ValueError, match=r"other_bases=\[1\] needs the book's own base"):
+        rp.other_bases("smollm2", [1], "t")
+    assert rp.other_bases("smollm2", [], "t") == {}
+    rows = [{"setting": "s", "benchmark": b, "model": m, "seed": 0, "problem": f"p{i}", "k": 8,
+             "pass@k": v + i} for b in ("t", "o") for i in range(2)
+            for m, v in (("Base", 50.0), (other, 40.0), ("GRPO", 70.0))]
+    mid = pd.DataFrame(rows)
+    text = sentences.bases_text(mid, [other])
+    assert "t, s, Pass@8: 50.5 % against 40.5 % (Base, pretraining seed 1; -10.0 points)" in text
+    assert "other_bases = []" in sentences.bases_text(mid, [])
+    entropy = pd.DataFrame(columns=["setting", "benchmark", "model", "seed", "problem",
+                                    "answer entropy"])
+    passk = mid.assign(k=1)
+    gain = claims.setting_checks(passk, mid, entropy, "s", "t", "o", 8)["pass1_gain"]
+    assert [c.a for c in gain.checks] == ["GRPO"]  # the second base is not a trained model
+
+
 def test_the_mid_curve_k_is_where_the_base_is_closest_to_half():
     base = exact_recs({"a": 0.01, "b": 0.5})
     k = rp.base_mid_k([base], [1, 2, 4])

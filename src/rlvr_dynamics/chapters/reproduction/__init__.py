@@ -43,7 +43,8 @@ from rlvr_dynamics.chapters.reproduction.claims import (ANSWER_ENTROPY_MARGIN, C
                                                         negative_checks, rare_path_support,
                                                         setting_checks, supports)
 from rlvr_dynamics.chapters.reproduction.models import (Model, beyond_direct, chosen,
-                                                        comparison, evaluate_models, run_spec,
+                                                        comparison, evaluate_models, is_base,
+                                                        other_base_label, other_bases, run_spec,
                                                         train_beyond_direct)
 from rlvr_dynamics.chapters.reproduction.paths import (PATHS, takeover_step, takeover_steps,
                                                        toy_main, windowed)
@@ -79,7 +80,9 @@ class Params(NeedsParams):
     side in batches of ``batch_size`` rows. ``case_setting``: the setting the case study reads;
     ``trace_window``: steps per window of the path shares; ``case_samples``: completions shown;
     ``toy_seeds``/``toy_steps``: the toy panel; the knob: GRPO and GRPO-N
-    (``knob_algorithms``) with other group sizes (``knob_generations``)."""
+    (``knob_algorithms``) with other group sizes (``knob_generations``); ``other_bases``: the
+    pretraining seeds of more bases of the same recipe, measured beside the first (nothing
+    is trained from them)."""
 
     needs = ("training", "toy_dynamics")
 
@@ -105,6 +108,7 @@ class Params(NeedsParams):
     toy_steps: Int(1) = 400
     knob_generations: ListOf(Int(2), 0) = []
     knob_algorithms: ListOf(str, 0) = ["grpo", "grpo_n"]
+    other_bases: ListOf(Int(0), 0) = []
 
     @model_validator(mode="after")
     def _cross(self):

@@ -13,6 +13,7 @@ import pandas as pd
 
 from rlvr_dynamics import boundary, stats
 from rlvr_dynamics.chapters.reproduction.case import STEPWISE_SHARE
+from rlvr_dynamics.chapters.reproduction.models import is_base
 from rlvr_dynamics.training.algorithms import BASE
 
 PASS1_MARGIN = 5.0
@@ -177,7 +178,7 @@ def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame
     v = {key: values(t, col, setting=setting, **w) for key, (t, col, w) in read.items()}
     pp = {key: problem_values(t, col, setting=setting, **w) for key, (t, col, w) in read.items()}
     km, ko = mid_k(mid, setting=setting, benchmark=test), mid_k(mid, setting=setting, benchmark=ood)
-    algos = [m for m in v["p1"] if m != BASE]
+    algos = [m for m in v["p1"] if not is_base(m)]
     ni = stats.NON_INFERIORITY
     why1 = can_move(v["p1"], f"Pass@1 on {test}")
     why = {key: can_move(v[key], f"Pass@{k} on {b}", support.get(b))

@@ -13,6 +13,7 @@ import pandas as pd
 from rlvr_dynamics import boundary, registry
 from rlvr_dynamics import evaluation as ev
 from rlvr_dynamics.parallel import pool_map
+from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.algorithms import BASE
 
@@ -36,14 +37,47 @@ def run_spec(run: Path) -> str:
     return f"tiny:{folder}" if registry.is_char_model(folder) else str(folder)
 
 
-def comparison(base_spec: Any, runs: dict[str, Sequence[Path]], base_repeats: int = 1
-               ) -> list[Model]:
-    """The base (a registry spec or ``PretrainConfig``, sampled ``base_repeats`` times) and
-    every run of ``runs`` (label -> one run folder per seed, in seed order)."""
+OTHER_BASE = BASE + ", pretraining seed {}"
+"""The label of a base pretrained from another seed and measured beside the first, which every
+run starts from (``Params.other_bases``)."""
+
+
+def other_base_label(seed: int) -> str:
+    """``OTHER_BASE`` for ``seed``."""
+    return OTHER_BASE.format(seed)
+
+
+def is_base(label: str) -> bool:
+    """Whether ``label`` names a base (the first or another, ``OTHER_BASE``), not a trained
+    model."""
+    return label == BASE or label.startswith(OTHER_BASE.format(""))
+
+
+def other_bases(base: Any, seeds: Sequence[int], profile: str) -> dict[str, str]:
+    """label -> evaluation spec of the base ``base`` (the training chapter's ``PretrainConfig``)
+    pretrained again from each of ``seeds``, pretrained here one at a time where ``profile``'s
+    store lacks it; nothing is trained from them."""
+    if seeds and not isinstance(base, PretrainConfig):
+        raise ValueError(f"other_bases={list(seeds)} needs the book's own base (sums-base); "
+                         f"the runs start from {base!r}")
+    out = {}
+    for seed in seeds:
+        cfg = dataclasses.replace(base, seed=seed)
+        base_model(cfg, profile)
+        out[other_base_label(seed)] = registry.spec_text(cfg)
+    return out
+
+
+def comparison(base_spec: Any, runs: dict[str, Sequence[Path]], base_repeats: int = 1,
+               others: dict[str, str] | None = None) -> list[Model]:
+    """The base (a registry spec or ``PretrainConfig``, sampled ``base_repeats`` times), the
+    ``others`` (label -> spec: ``other_bases``, each sampled once) and every run of ``runs``
+    (label -> one run folder per seed, in seed order)."""
     base_spec = registry.spec_text(base_spec)
     if base_repeats < 1:
         raise ValueError(f"base_repeats must be >= 1, got {base_repeats}")
     return ([Model(BASE, j, base_spec, j) for j in range(base_repeats)]
+            + [Model(label, 0, spec) for label, spec in (others or {}).items()]
             + [Model(label, seed, run_spec(run)) for label, folders in runs.items()
                for seed, run in enumerate(folders)])
 

@@ -17,6 +17,7 @@ from rlvr_dynamics.chapters.reproduction import (ANSWER_ENTROPY_MARGIN, CASE_MAR
                                                  PASS1_MARGIN, PASSK_MARGIN, Check, Setting,
                                                  base_stepwise, case_check, rare_path_support,
                                                  setting_checks, train_beyond_direct)
+from rlvr_dynamics.chapters.reproduction.models import is_base
 from rlvr_dynamics.chapters.reproduction.tables import Z
 from rlvr_dynamics.chapters.training.sentences import run_settings
 from rlvr_dynamics.training.algorithms import BASE
@@ -144,7 +145,7 @@ def stages_text(recs: dict[tuple, pd.DataFrame], bench: str, name: str, T: Any) 
 
 def saturation_text(passk: pd.DataFrame, benchmarks: Sequence[str], last: int) -> str:
     """The trained models' Pass@1 against their Pass@``last``, per setting and benchmark."""
-    trained = passk[passk["model"] != BASE]
+    trained = passk[~passk["model"].map(is_base)]
     means = trained.groupby(["setting", "benchmark", "model", "k"], sort=False)["pass@k"].mean()
     parts = []
     for setting in dict.fromkeys(trained["setting"]):
@@ -164,7 +165,7 @@ def shrinkage_text(btable: pd.DataFrame) -> str:
     sentences = []
     for (setting, bench), g in btable.groupby(["setting", "benchmark"], sort=False):
         floor = g[g["model"] == BASE]["lost"].max()
-        lost = g[g["model"] != BASE].groupby("model", sort=False)["lost"].mean()
+        lost = g[~g["model"].map(is_base)].groupby("model", sort=False)["lost"].mean()
         beyond = [m for m, v in lost.items() if round(v, 1) > round(floor, 1)]
         verdict = ("no algorithm loses more than chance does" if not beyond else
                    f"{', '.join(beyond)} lose{'s' if len(beyond) == 1 else ''} more than chance")
@@ -331,3 +332,22 @@ def negative_text(checks: dict[str, list[Check]], trained: Sequence[str]) -> str
     parts = [f"against {c.b}, {said.get(c.verdict, 'the interval is too wide to say')} "
              f"({check_text(c)})" for c in cs]
     return f"At {what}: " + "; ".join(parts) + "."
+
+
+def bases_text(mid: pd.DataFrame, others: Sequence[str]) -> str:
+    """How far each base of ``others`` (labels of ``models.other_bases``) lies from the first at
+    the first base's mid-curve k, per setting and benchmark (``tables.mid_curve``: means over
+    problems and the first base's evaluations); or, without others, how to measure one."""
+    if not others:
+        return ("This build measures one base (`other_bases = []`); the `cpu-nsr` profile "
+                "measures a second, pretrained from another seed, beside it.")
+    means = mid.groupby(["setting", "benchmark", "model", "k"], sort=False)["pass@k"].mean()
+    parts = []
+    for (setting, bench, k), g in means.groupby(level=["setting", "benchmark", "k"], sort=False):
+        first = g.xs(BASE, level="model").iloc[0]
+        for label in others:
+            other = g.xs(label, level="model").iloc[0]
+            parts.append(f"{bench}, {setting}, Pass@{k}: {first:.1f} % against {other:.1f} % "
+                         f"({label}; {other - first:+.1f} points)")
+    return ("At the first base's mid-curve k the bases read " + "; ".join(parts) + ". The checks "
+            "below compare the trained models with the first base, the one they start from.")
