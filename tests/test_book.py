@@ -121,3 +121,25 @@ def test_the_injected_parameters_are_folded(smoke_book):
         injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
         assert len(injected) == 1 and "hide-input" in injected[0].metadata["tags"], name
         assert max(map(len, injected[0].source.splitlines())) <= 100, name
+
+
+def test_a_published_book_shows_each_page_with_its_source_profile(smoke_book):
+    """The published book's assembly and build on the smoke build's executions: a chapter
+    shown again on a page of its own (``also``) is in the built book's navigation right after
+    its chapter, titled with its profile and headed by where its numbers come from; every
+    other page is headed likewise; the run report lists the extra page."""
+    from rlvr_dynamics import run
+    root = run.REPO / "build" / "smoke-publish" / "book"  # apart from a real `make publish`
+    report = run.assemble("smoke", {}, root, also={"theory": ["smoke"]})
+    assert report["theory--smoke"] == {"profile": "smoke", "state": "current"}
+    assert all(r["state"] == "current" for r in report.values()), report
+    index = run.build_book("smoke-publish", verdicts_of="smoke")
+    html = index.parent / "notebooks"
+    again = (html / "theory--smoke.html").read_text()
+    assert "the <code class=\"docutils literal notranslate\"><span class=\"pre\">smoke</span>" \
+        in again and "The numbers on this page come from the" in again
+    nav = (html / "theory.html").read_text()
+    assert nav.index('href="theory--smoke.html"') < nav.index('href="toy_dynamics.html"')
+    for name in chapters():
+        assert "The numbers on this page come from the" in (html / f"{name}.html").read_text()
+    assert "| theory--smoke | smoke |" in (root / "run_report.md").read_text()

@@ -10,8 +10,9 @@ import pytest
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters import regimes as chapter
-from rlvr_dynamics.chapters import toy_dynamics
+from rlvr_dynamics.chapters import ParameterError, toy_dynamics
 from rlvr_dynamics.chapters.regimes import figures, sentences, toy_mapping
+from rlvr_dynamics.profiles import resolve
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.training.probe import KEYS, SETTINGS, SPLITS
 
@@ -674,6 +675,48 @@ def test_the_cell_checks_and_comparisons_in_words_follow_their_numbers():
     assert shown["value"].iloc[1].startswith("+31.3 [")  # 49.67 - 18.33
     assert sentences.comparison_table(crossover.comparisons(runs[runs["algorithm"] == "NSR"])
                                       ).empty
+
+
+def test_regimes_set_against_each_other_read_a_direction_and_score_each_registration():
+    """``contrasts``: the LM's direction from its crossovers over seeds (later, the same,
+    earlier; a run that did not cross leaves only "later" to the first regime), each
+    registered prediction's direction from its two times, and the agreement counted only
+    where the LM decided; a contrast naming an unknown regime is refused by name."""
+    from rlvr_dynamics.chapters.regimes import crossover
+
+    def runs(first: list[float]) -> pd.DataFrame:
+        return pd.DataFrame({"regime": ["a"] * 3 + ["b"] * 3, "algorithm": "GRPO",
+                             "crossover": [*first, 40.0, 45, 50], "last step": 300.0})
+    pairs = {"Adam": pd.DataFrame({"regime": ["a", "b"], "algorithm": "GRPO",
+                                   "predicted": [200.0, 50.0]}),
+             "SGD": pd.DataFrame({"regime": ["a", "b"], "algorithm": "GRPO",
+                                  "predicted": [60.0, 50.0]})}
+    read = {name: crossover.contrasts(runs(first), pairs, [("a", "b")]).iloc[0]
+            for name, first in (("later", [100.0, 110, 120]), ("same", [42.0, 45, 48]),
+                                ("earlier", [10.0, 11, 12]),
+                                ("censored", [np.inf, 280, 290]),
+                                ("wide", [20.0, 200, 45]))}
+    assert {k: r["LM"] for k, r in read.items()} == {
+        "later": crossover.LATER, "same": crossover.SAME, "earlier": crossover.EARLIER,
+        "censored": crossover.LATER, "wide": stats.UNDECIDED}
+    assert read["later"]["Adam"] == crossover.LATER and read["later"]["SGD"] == crossover.SAME
+    assert read["later"]["agrees (Adam)"] and not read["later"]["agrees (SGD)"]
+    assert read["wide"]["agrees (Adam)"] is None
+    assert crossover.direction(np.inf, 50.0) == crossover.LATER
+    assert crossover.direction(np.inf, np.inf) == crossover.SAME
+    both = crossover.contrasts(pd.concat([runs([100.0, 110, 120]), runs([10.0, 11, 12]).assign(
+        regime=lambda d: d["regime"].map({"a": "c", "b": "d"}))]), pairs,
+        [("a", "b"), ("c", "d")])
+    text = sentences.contrast_text(both)
+    assert "decided a direction in 2 of the 2 contrasts" in text
+    assert "Adam 1 of 1" in text and "SGD 0 of 1" in text  # c, d have no registration
+    table = sentences.contrast_table(both)
+    assert table.loc[("a - b", "GRPO"), "Adam"] == "later (yes)"
+    assert table.loc[("c - d", "GRPO"), "Adam"] == "-"
+    assert "none of the 1 contrasts" in sentences.contrast_text(
+        crossover.contrasts(runs([20.0, 200, 45]), pairs, [("a", "b")]))
+    with pytest.raises(ParameterError, match=r"contrasts has \['G 4', 'nowhere'\]"):
+        resolve("smoke", "regimes", {"contrasts": [["G 4", "nowhere"]]})
 
 
 def test_the_laws_are_registered_per_update_and_read_like_the_toys_runs(monkeypatch):

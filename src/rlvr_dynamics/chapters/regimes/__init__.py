@@ -44,6 +44,7 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, require
 from rlvr_dynamics.chapters.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR, comparisons,
+                                                      contrasts,
                                                       prediction_checks, registered_pairs)
 from rlvr_dynamics.chapters.regimes.prediction import (checks, register, registered_before,
                                                        starts_from)
@@ -118,6 +119,7 @@ class Params(NeedsParams):
     regimes: dict[str, Regime] = {"three paths": {"prior": 0.01, "guess": 0.495},
                                   "two paths": {"prior": 0.01}}
     controls: dict[str, str] = {"three paths": "two paths"}
+    contrasts: ListOf(ListOf(str, 2), 0) = []
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
     seeds: ListOf(Int(0)) = [0, 1, 2]
     steps: Int(1) = 120
@@ -146,6 +148,9 @@ class Params(NeedsParams):
         require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
         require(self.probe_every <= self.steps, f"probe_every={self.probe_every} must be <= "
                                                 f"steps={self.steps}")
+        for pair in self.contrasts:
+            require(len(pair) == 2 and all(r in self.regimes for r in pair),
+                    f"contrasts has {pair!r}: each must be two regimes of {list(self.regimes)}")
         for arm, control in self.controls.items():
             require(arm in self.regimes and control in self.regimes,
                     f"controls[{arm!r}]={control!r}: both must be regimes; regimes: "

@@ -16,6 +16,11 @@ mid-curve Pass@k on the rare-path-only problems (margin ``stages.SHRINK_MARGIN``
 a two-sample Student-t check over seeds (``stats.two_sample``). A run of the first that did
 not cross makes the difference a lower bound (only "the first later" can stand), one of the
 second an upper bound (only "the first earlier"); with both, the crossovers cannot inform.
+
+Two regimes under one algorithm (G 4 against G 16, a training mix against another: the
+chapter's ``contrasts``) are compared the same way on their crossovers, and the direction the
+LM shows (later, earlier, the same within ``SAME_FACTOR``) is set beside the direction each
+registered prediction gave before the runs (the ratio of its two registered times).
 """
 from __future__ import annotations
 
@@ -130,3 +135,56 @@ def comparisons(table: pd.DataFrame) -> pd.DataFrame:
     ran = set(table["algorithm"])
     parts = [compare(table, a, b) for a, b in PAIRS if {a, b} <= ran]
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+LATER, EARLIER, SAME = "later", "earlier", "the same"
+DIRECTION = {stats.REPLICATES: LATER, stats.OPPOSITE: EARLIER, stats.NO_EFFECT: SAME}
+"""A crossover difference's verdict as the direction of the first regime against the second."""
+
+
+def direction(first: float, second: float) -> str:
+    """The direction of registered crossover ``first`` against ``second`` (inf: never):
+    ``LATER`` or ``EARLIER`` beyond a factor ``SAME_FACTOR``, else ``SAME``."""
+    if np.isinf(first) or np.isinf(second):
+        return SAME if np.isinf(first) and np.isinf(second) else LATER if np.isinf(first) else EARLIER
+    ratio = first / second
+    return LATER if ratio > SAME_FACTOR else EARLIER if ratio < 1 / SAME_FACTOR else SAME
+
+
+def log_crossover(runs: pd.DataFrame) -> np.ndarray:
+    """Each run's log crossover, a run that did not cross at its last probe (a lower bound)."""
+    return np.log(np.where(np.isinf(runs["crossover"]), runs["last step"], runs["crossover"]))
+
+
+def contrasts(table: pd.DataFrame, pairs: dict[str, pd.DataFrame],
+              versus: list[tuple[str, str]]) -> pd.DataFrame:
+    """Regime a against regime b (``versus``) for each algorithm that ran on both (``table``:
+    ``stages``' rows): the difference of their log crossovers over seeds (``stats.two_sample``,
+    margin log ``SAME_FACTOR``, censored as in ``compare``; ``estimate``, ``low``, ``high``),
+    read as the LM's direction (``DIRECTION``; the verdict itself where it decided none);
+    beside it, for each registered prediction (``pairs``: ``registered_pairs``), the direction
+    of its two registered times, and whether the LM's direction ``agrees`` with it (None where
+    the LM's check did not decide a direction)."""
+    rows = []
+    for a, b in versus:
+        for algorithm in table["algorithm"].unique():
+            x, y = (table[(table["regime"] == r) & (table["algorithm"] == algorithm)]
+                    for r in (a, b))
+            if x.empty or y.empty:
+                continue
+            e = stats.two_sample(log_crossover(x), log_crossover(y), math.log(SAME_FACTOR))
+            verdict = censored_verdict(e.verdict, bool(np.isinf(x["crossover"]).any()),
+                                       bool(np.isinf(y["crossover"]).any()))
+            lm = DIRECTION.get(verdict, verdict)
+            row = {"contrast": f"{a} - {b}", "algorithm": algorithm, "estimate": e.estimate,
+                   "low": e.low, "high": e.high, "LM": lm}
+            for name, p in pairs.items():
+                times = {r: p[(p["regime"] == r) & (p["algorithm"] == algorithm)]["predicted"]
+                         for r in (a, b)}
+                if any(t.empty for t in times.values()):
+                    continue
+                toy = direction(float(times[a].iloc[0]), float(times[b].iloc[0]))
+                row[name] = toy
+                row[f"agrees ({name})"] = (lm == toy) if lm in DIRECTION.values() else None
+            rows.append(row)
+    return pd.DataFrame(rows)

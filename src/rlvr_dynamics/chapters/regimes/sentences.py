@@ -15,6 +15,7 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, ENTROPY_MARGIN, FALL_M
                                             SHRINK_MARGIN, TOY_SAME, entropy_above,
                                             keeps_boundary, order_agreement, stage_check,
                                             stage_effects, toy_update, two_stages, verdict)
+from rlvr_dynamics.chapters.regimes.crossover import DIRECTION
 from rlvr_dynamics.chapters.training.sentences import run_settings
 
 
@@ -511,3 +512,45 @@ def claim_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],
         return []
     return [{"claim": "lm_two_stages", "ours": "; ".join(ours), "checks": checks,
              "also": also}]
+
+
+def contrast_table(contrasted: pd.DataFrame) -> pd.DataFrame:
+    """``crossover.contrasts`` for reading: the crossover of the first regime over the
+    second's as a factor with its interval, the LM's direction, and each registered
+    prediction's direction with whether the LM agrees ("yes", "no"; "-" where the LM decided
+    none)."""
+    if contrasted.empty:
+        return contrasted
+    shown = []
+    for _, r in contrasted.iterrows():
+        row = {"contrast": r["contrast"], "algorithm": r["algorithm"],
+               f"LM crossover, factor (margin {SAME_FACTOR:g}x)":
+                   _factor(r["estimate"], r["low"], r["high"]), "LM": r["LM"]}
+        for col in contrasted.columns:
+            if col.startswith("agrees ("):
+                name = col[len("agrees ("):-1]
+                agree = r[col]
+                said = "-" if agree is None or pd.isna(agree) else "yes" if agree else "no"
+                row[name] = f"{r[name]} ({said})" if isinstance(r.get(name), str) else "-"
+        shown.append(row)
+    return pd.DataFrame(shown).set_index(["contrast", "algorithm"])
+
+
+def contrast_text(contrasted: pd.DataFrame) -> str:
+    """Per registered prediction, in how many of the contrasts where the LM decided a
+    direction its registered times gave the same one."""
+    if contrasted.empty:
+        return "This profile declares no contrasts between regimes (`contrasts = []`)."
+    decided = contrasted[contrasted["LM"].isin(list(DIRECTION.values()))]
+    if decided.empty:
+        return (f"In none of the {len(contrasted)} contrasts did the LM's runs decide a "
+                "direction (every interval straddles a bound of the margin, or a run that did "
+                "not cross leaves it open), so none can test a registered direction.")
+    parts = []
+    for col in contrasted.columns:
+        if col.startswith("agrees ("):
+            votes = decided[col].dropna()
+            parts.append(f"{col[len('agrees ('):-1]} {int(votes.sum())} of {len(votes)}")
+    return (f"The LM's runs decided a direction in {len(decided)} of the {len(contrasted)} "
+            "contrasts; the registered predictions gave the same direction in: "
+            + ", ".join(parts) + ".")
