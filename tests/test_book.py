@@ -125,9 +125,10 @@ def test_the_injected_parameters_are_folded(smoke_book):
 
 def test_a_published_book_shows_each_page_with_its_source_profile(smoke_book):
     """The published book's assembly and build on the smoke build's executions: a chapter
-    shown again on a page of its own (``also``) is in the built book's navigation right after
-    its chapter, titled with its profile and headed by where its numbers come from; every
-    other page is headed likewise; the run report lists the extra page."""
+    shown again on a page of its own (``also``) is in the built book's navigation, in a part
+    of its own after the chapters (which keep their numbers), titled with its profile and
+    headed by where its numbers come from; every other page is headed likewise; the run
+    report lists the extra page."""
     from rlvr_dynamics import run
     root = run.REPO / "build" / "smoke-publish" / "book"  # apart from a real `make publish`
     report = run.assemble("smoke", {}, root, also={"theory": ["smoke"]})
@@ -139,7 +140,9 @@ def test_a_published_book_shows_each_page_with_its_source_profile(smoke_book):
     assert "the <code class=\"docutils literal notranslate\"><span class=\"pre\">smoke</span>" \
         in again and "The numbers on this page come from the" in again
     nav = (html / "theory.html").read_text()
-    assert nav.index('href="theory--smoke.html"') < nav.index('href="toy_dynamics.html"')
+    assert nav.index('href="verdict.html"') < nav.index('href="theory--smoke.html"')
+    assert '<span class="section-number">2. </span>The toy' in (html / "toy_dynamics.html"
+                                                                 ).read_text()
     for name in chapters():
         assert "The numbers on this page come from the" in (html / f"{name}.html").read_text()
     assert "| theory--smoke | smoke |" in (root / "run_report.md").read_text()

@@ -74,21 +74,24 @@ def chapters() -> list[str]:
     return names
 
 
+OTHER_PROFILES = "Chapters again, under other profiles"
+"""The caption of the part that holds the pages of a chapter shown again (``instance``)."""
+
+
 def toc_without(missing: list[str], extra: Sequence[str] = ()) -> dict[str, Any]:
-    """``book/_toc.yml`` without the chapters in ``missing`` (and parts left empty), each page
-    of ``extra`` (``instance`` names: a chapter again, under another profile) right after its
-    chapter."""
+    """``book/_toc.yml`` without the chapters in ``missing`` (and parts left empty), and the
+    pages of ``extra`` (``instance`` names: a chapter again, under another profile) in a part
+    of their own (``OTHER_PROFILES``, unnumbered, so the chapters keep their numbers) before
+    the last part, in book order."""
     toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
     drop = {f"notebooks/{name}" for name in missing}
     for part in toc.get("parts", []):
-        entries = []
-        for c in part["chapters"]:
-            if c.get("file") not in drop:
-                entries.append(c)
-                entries += [{"file": f"notebooks/{page}"} for page in extra
-                            if f"notebooks/{chapter_of(page)}" == c.get("file")]
-        part["chapters"] = entries
+        part["chapters"] = [c for c in part["chapters"] if c.get("file") not in drop]
     toc["parts"] = [p for p in toc.get("parts", []) if p["chapters"]]
+    if extra:
+        toc["parts"].insert(max(len(toc["parts"]) - 1, 0), {
+            "caption": OTHER_PROFILES,
+            "chapters": [{"file": f"notebooks/{page}"} for page in extra]})
     return toc
 
 
@@ -108,8 +111,8 @@ def chapter_of(page: str) -> str:
 
 
 def pages(root: Path) -> list[str]:
-    """The executed pages in ``root/notebooks``, in book order: each chapter, then the pages
-    that show it again under other profiles."""
+    """The executed pages in ``root/notebooks``: each chapter, then the pages that show it
+    again under other profiles."""
     folder = root / "notebooks"
     out = []
     for name in chapters():
