@@ -308,6 +308,9 @@ def test_a_second_base_is_shown_beside_the_first_and_never_scored_as_trained():
     passk = mid.assign(k=1)
     gain = claims.setting_checks(passk, mid, entropy, "s", "t", "o", 8)["pass1_gain"]
     assert [c.a for c in gain.checks] == ["GRPO"]  # the second base is not a trained model
+    nsr = pd.concat([passk, passk[passk["model"] == "GRPO"].assign(model="NSR")])
+    gain = claims.setting_checks(nsr, mid, entropy, "s", "t", "o", 8)["pass1_gain"]
+    assert [c.a for c in gain.checks] == ["GRPO"]  # nor NSR: the paper's claims are its own
 
 
 def test_the_mid_curve_k_is_where_the_base_is_closest_to_half():

@@ -29,6 +29,11 @@ was decided *cannot inform* before it was scored); no chapter measured it. Check
 inform do not vote among the others."""
 
 
+PAPER_ALGORITHMS = ("GRPO", "GRPO-N", "GSPO", "GSPO-N")
+"""The algorithms (labels) the paper's claims are about (Section 4): any other a build trains
+(NSR, W-REINFORCE) is shown beside them and never votes on a claim."""
+
+
 @dataclass(frozen=True)
 class Claim:
     """One of the paper's claims: what it says, where, and the paper's own numbers."""

@@ -13,8 +13,8 @@ import pandas as pd
 
 from rlvr_dynamics import boundary, stats
 from rlvr_dynamics.chapters.reproduction.case import STEPWISE_SHARE
-from rlvr_dynamics.chapters.reproduction.models import is_base
 from rlvr_dynamics.training.algorithms import BASE
+from rlvr_dynamics.verdicts import PAPER_ALGORITHMS
 
 PASS1_MARGIN = 5.0
 """pass1_gain: the smallest Pass@1 gain over the base that counts (points; the paper's gains
@@ -178,7 +178,7 @@ def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame
     v = {key: values(t, col, setting=setting, **w) for key, (t, col, w) in read.items()}
     pp = {key: problem_values(t, col, setting=setting, **w) for key, (t, col, w) in read.items()}
     km, ko = mid_k(mid, setting=setting, benchmark=test), mid_k(mid, setting=setting, benchmark=ood)
-    algos = [m for m in v["p1"] if not is_base(m)]
+    algos = [m for m in v["p1"] if m in PAPER_ALGORITHMS]
     ni = stats.NON_INFERIORITY
     why1 = can_move(v["p1"], f"Pass@1 on {test}")
     why = {key: can_move(v[key], f"Pass@{k} on {b}", support.get(b))

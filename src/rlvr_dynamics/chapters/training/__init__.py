@@ -38,6 +38,7 @@ from rlvr_dynamics.training.algorithms import ALGORITHMS
 from rlvr_dynamics.training.config import Settings, TrainConfig
 from rlvr_dynamics.training.dynamics import HELDOUT_PREFIXES, curve, summary
 from rlvr_dynamics.training.run import load_dynamics, obtain_all
+from rlvr_dynamics.verdicts import PAPER_ALGORITHMS
 
 
 class Params(NeedsParams, Settings):
@@ -314,9 +315,11 @@ def _later_minimum(h: np.ndarray) -> np.ndarray:
 def readings(dynamics: dict[str, list[list[dict[str, Any]]]], entropy: str = ENTROPY
              ) -> pd.DataFrame:
     """The four readings of Figure 2 as checks over seeds (``stats``): ``dynamics``: algorithm
-    label -> one record list per seed (``dynamics.records``); readings 2-4 read ``entropy``
+    label -> one record list per seed (``dynamics.records``; algorithms other than the paper's,
+    ``verdicts.PAPER_ALGORITHMS``, are left out); readings 2-4 read ``entropy``
     (``reading_curve``). Every outcome of each check is reachable: reading 3 measures the fall
     and the rise at a point strictly between the start and the end."""
+    dynamics = {label: runs for label, runs in dynamics.items() if label in PAPER_ALGORITHMS}
     end = {key: end_values(dynamics, key) for key in ("greedy_accuracy", entropy)}
     base_h = float(np.mean([reading_curve(runs, entropy)[1][:, 0].mean()
                             for runs in dynamics.values()]))
