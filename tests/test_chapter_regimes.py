@@ -626,7 +626,8 @@ def test_two_algorithms_are_compared_on_the_regimes_both_ran():
 
     def rows(regime, algo, crossovers, gains, last=300.0):
         return pd.DataFrame({"regime": regime, "algorithm": algo, "crossover": crossovers,
-                             "last step": last, "gain": gains})
+                             "last step": last, "gain": gains,
+                             "end": 50 + np.asarray(gains)})  # mid-range: the gains can show
     table = pd.concat([rows("r", "NSR", [20.0, 22, 25], [50.0, 49, 50]),
                        rows("r", "GRPO-N", [60.0, 55, np.inf], [20.0, 25, 10], [80, 80, 65]),
                        rows("only GRPO-N", "GRPO-N", [60.0, 55, 50], [1.0, 2, 3])])
@@ -669,10 +670,14 @@ def test_the_cell_checks_and_comparisons_in_words_follow_their_numbers():
     assert "under Adam, of 1 cells: 1 agrees" in text and "1 slower than the toy" in text
     runs = pd.DataFrame({"regime": "r", "algorithm": ["NSR"] * 3 + ["GRPO-N"] * 3,
                          "crossover": [20.0, 22, 25, 60, 55, 50], "last step": 300.0,
-                         "gain": [50.0, 49, 50, 20, 25, 10]})
+                         "gain": [50.0, 49, 50, 20, 25, 10],
+                         "end": [99.0, 98, 99, 70, 75, 60]})
     shown = sentences.comparison_table(crossover.comparisons(runs))
     assert list(shown.index.get_level_values("comparison").unique()) == ["NSR - GRPO-N"]
     assert shown["value"].iloc[1].startswith("+31.3 [")  # 49.67 - 18.33
+    assert shown["verdict"].iloc[1] == stats.REPLICATES
+    ceiling = runs.assign(end=99.5, gain=50.0)  # both end at the ceiling: no gap can show
+    assert crossover.comparisons(ceiling)["verdict"].iloc[1] == stats.CANNOT_INFORM
     assert sentences.comparison_table(crossover.comparisons(runs[runs["algorithm"] == "NSR"])
                                       ).empty
 

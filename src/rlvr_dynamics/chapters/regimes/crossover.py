@@ -13,7 +13,8 @@ faster when any did (no interval: a count).
 Two algorithms on the same regimes (NSR against GRPO-N, say) are compared by their
 crossovers (the difference of log times, margin ``log(SAME_FACTOR)``) and by the gain of
 mid-curve Pass@k on the rare-path-only problems (margin ``stages.SHRINK_MARGIN`` points), each
-a two-sample Student-t check over seeds (``stats.two_sample``). A run of the first that did
+a two-sample Student-t check over seeds (``stats.two_sample``); where both end at the same
+floor or ceiling of Pass@k, the gains cannot inform. A run of the first that did
 not cross makes the difference a lower bound (only "the first later" can stand), one of the
 second an upper bound (only "the first earlier"); with both, the crossovers cannot inform.
 
@@ -95,11 +96,19 @@ def censored_verdict(verdict: str, first: bool, second: bool) -> str:
     return verdict
 
 
+def at_same_bound(x: pd.DataFrame, y: pd.DataFrame) -> bool:
+    """Whether two sets of runs (rows of ``stages``) end, on average, at the same floor or
+    ceiling of Pass@k (``stats.bound``), where no difference of their gains can show."""
+    side = stats.bound(float(x["end"].mean()))
+    return bool(side) and side == stats.bound(float(y["end"].mean()))
+
+
 def compare(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
     """Algorithm ``a`` against ``b`` on every regime where both ran (``table``: ``stages``'
     rows): the difference of their log crossovers (censored at the last probe) and of their
     gains of mid-curve Pass@k, each with its interval and verdict (positive: ``a`` later,
-    ``a`` gains more)."""
+    ``a`` gains more); the gains *cannot inform* where both end at the same floor or ceiling
+    (``at_same_bound``)."""
     rows = []
     for regime, g in table.groupby("regime", sort=False):
         x, y = (g[g["algorithm"] == name] for name in (a, b))
@@ -115,6 +124,8 @@ def compare(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
             if quantity == "log crossover":
                 verdict = censored_verdict(verdict, bool(np.isinf(x["crossover"]).any()),
                                            bool(np.isinf(y["crossover"]).any()))
+            elif at_same_bound(x, y):
+                verdict = stats.CANNOT_INFORM
             rows.append({"regime": regime, "comparison": f"{a} - {b}", "quantity": quantity,
                          "estimate": e.estimate, "low": e.low, "high": e.high,
                          "margin": margin, "verdict": verdict,
