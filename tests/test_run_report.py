@@ -165,9 +165,10 @@ def test_a_chapter_is_shown_again_under_another_profile_on_a_page_of_its_own(tmp
 
 def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
     default, chosen, refresh, also = published = run.published_from()
-    assert default == "cpu" and chosen == {"regimes": "cpu-map", "pretrained": "cpu-smollm2"}
+    assert default == "cpu" and chosen == {"training": "cpu-nsr", "reproduction": "cpu-nsr",
+                                           "regimes": "cpu-map", "pretrained": "cpu-smollm2"}
     assert refresh == ["verdict"] and also == {"regimes": ["cpu-grid"]}
-    assert published.profiles == ["cpu-map", "cpu-smollm2", "cpu-grid"]
+    assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-smollm2", "cpu-grid"]
     bad = tmp_path / "publish.yaml"
     bad.write_text("default: cpu\nchapters: {regimes: cpu-mpa}\n")
     with pytest.raises(run.ParameterError, match="regimes names the profile 'cpu-mpa'"):
