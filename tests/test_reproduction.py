@@ -274,7 +274,13 @@ def test_grpo_n_against_nsr_reaches_every_outcome():
     assert decided == {40.0: stats.REPLICATES, 50.0: stats.NO_EFFECT, 60.0: stats.OPPOSITE}
     ceiling = claims.negative_checks(*tables(99.0, 99.0), "s", "t", "o", 8)
     assert {c.verdict for cs in ceiling.values() for c in cs} == {stats.CANNOT_INFORM}
-    assert "the check cannot inform" in sentences.negative_text(ceiling, ["GRPO-N", "NSR"])
+    assert "the check cannot inform: GRPO-N (99.4 %) and NSR (99.4 %) both sit at the ceiling" \
+        in sentences.negative_text(ceiling, ["GRPO-N", "NSR"])
+    table = sentences.negative_table(ceiling, "s")
+    assert table.index.names == ["s setting", "against"]
+    assert table.index[0][0] == "t Pass@8 (mid-curve) (decides)"
+    assert (table["verdict"] == stats.CANNOT_INFORM).all()
+    assert table["why it cannot inform"].str.contains("both sit at the ceiling").all()
     passk, mid = tables(50.0)
     without = claims.negative_checks(passk[passk["model"] != "NSR"], mid[mid["model"] != "NSR"],
                                      "s", "t", "o", 8)

@@ -304,15 +304,18 @@ def claim_rows(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame,
 
 
 def negative_table(checks: dict[str, list[Check]], setting: str) -> pd.DataFrame:
-    """``claims.negative_checks`` as a table: per quantity (the first decides) and algorithm
-    GRPO-N is set against, the difference with its interval and its verdict; empty when the
-    build trained neither NSR nor W-REINFORCE."""
-    rows = [{"quantity": what, "against": c.b, "GRPO-N - it (points)": check_text(c),
-             "verdict": c.verdict, "decides": i == 0}
+    """``claims.negative_checks`` as a table: per quantity under ``setting`` (the first
+    decides) and algorithm GRPO-N is set against, the difference with its interval (points),
+    the verdict, and why the check cannot inform where it cannot; empty when the build
+    trained neither NSR nor W-REINFORCE."""
+    rows = [{"quantity": f"{what}{' (decides)' if i == 0 else ''}", "against": c.b,
+             "GRPO-N - it (points)": c.effect.text("{:+.2f}"), "verdict": c.verdict,
+             "why it cannot inform": c.why_not or "-"}
             for i, (what, cs) in enumerate(checks.items()) for c in cs]
     table = pd.DataFrame(rows, columns=["quantity", "against", "GRPO-N - it (points)",
-                                        "verdict", "decides"])
-    return table.set_index(["quantity", "against"]).rename_axis(index={"quantity": setting})
+                                        "verdict", "why it cannot inform"])
+    return table.set_index(["quantity", "against"]).rename_axis(
+        index={"quantity": f"{setting} setting"})
 
 
 def negative_text(checks: dict[str, list[Check]], trained: Sequence[str]) -> str:
@@ -327,9 +330,9 @@ def negative_text(checks: dict[str, list[Check]], trained: Sequence[str]) -> str
     said = {stats.REPLICATES: "GRPO-N is above it by more than the margin",
             stats.OPPOSITE: "GRPO-N is below it by more than the margin",
             stats.NO_EFFECT: "the two are the same within the margin",
-            stats.CANNOT_INFORM: "the check cannot inform",
             stats.FEW_SEEDS: "one seed gives no interval"}
-    parts = [f"against {c.b}, {said.get(c.verdict, 'the interval is too wide to say')} "
+    parts = [f"against {c.b}, the check cannot inform: {c.why_not}" if c.why_not else
+             f"against {c.b}, {said.get(c.verdict, 'the interval is too wide to say')} "
              f"({check_text(c)})" for c in cs]
     return f"At {what}: " + "; ".join(parts) + "."
 
