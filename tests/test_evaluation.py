@@ -152,6 +152,15 @@ def test_tables_layouts_and_marks():
                                                               "Token-Level Entropy"]
 
 
+def test_a_styled_table_rounds_its_numbers_and_keeps_its_text_whole():
+    import pandas as pd
+
+    from rlvr_dynamics.chapters import style
+    reason = "GRPO-N (99.9 %) and NSR (99.9 %) both sit at the ceiling, " * 2
+    html = style.styled(pd.DataFrame({"x": [1.23456, None], "why": [reason, "-"]}), 2).to_html()
+    assert "1.23" in html and "1.2346" not in html and reason in html
+
+
 def test_mark_best_bolds_the_best_and_underlines_the_second_with_ties():
     table = pd.DataFrame([[1.0, 5.0], [3.0, 5.0], [2.0, 4.0], [9.0, 0.0]],
                          index=pd.MultiIndex.from_tuples([("A", "x"), ("A", "y"), ("A", "z"),

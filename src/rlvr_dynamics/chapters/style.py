@@ -40,9 +40,11 @@ def number(x: float, digits: int = 3) -> str:
 
 
 def styled(table: pd.DataFrame, decimals: int = 3, caption: str = ""):
-    """A table for the book: numbers to ``decimals`` places ("-" where missing), spaced
-    columns, a caption."""
-    return (table.style.format(f"{{:.{decimals}f}}", na_rep="-").set_caption(caption)
+    """A table for the book: numbers to ``decimals`` places ("-" where missing; text as it
+    is, never cut short), spaced columns, a caption."""
+    numbers = table.select_dtypes("number").columns
+    return (table.style.format(f"{{:.{decimals}f}}", na_rep="-", subset=numbers)
+            .set_caption(caption)
             .set_table_styles([{"selector": "td, th", "props": "padding: 0.1em 0.6em;"},
                                {"selector": "td", "props": "text-align: right;"}]))
 
