@@ -80,7 +80,7 @@ def test_the_printed_launch_command_trains_the_missing_run_itself(chapter, tmp_p
     else:
         P = regimes.Params.parse(plan("smoke", ["regimes"], [
             "regimes={low: {prior: 0.002, guess: 0.3, hard_share: 0.4}}", "controls={}",
-            "steps=7"])["regimes"])
+            "contrasts=[]", "steps=7"])["regimes"])
         cfg = P.runs()["low", "grpo_n", 0]
         assert (cfg.path_prior, cfg.path_guess, cfg.hard_share, cfg.steps) == \
             (0.002, 0.3, 0.4, 7) and cfg.probe_every and cfg.stop_after_crossover is not None
