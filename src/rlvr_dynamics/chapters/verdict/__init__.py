@@ -17,10 +17,11 @@ from rlvr_dynamics.chapters import CONFIGS, ChapterParams, ListOf, Text, require
 
 class Params(ChapterParams):
     """``beside``: other profiles whose recorded verdicts the page shows beside this build's,
-    each marked as that profile's (e.g. the real pretrained model's, ``cpu-smollm2``), where
-    their chapters ran with this code."""
+    each marked as that profile's (the real pretrained model's, ``cpu-smollm2``, and the
+    profiles whose chapters the published book shows: ``book/publish.yaml``), where their
+    chapters ran with this code."""
 
-    beside: ListOf(Text, 0) = ["cpu-smollm2"]
+    beside: ListOf(Text, 0) = ["cpu-smollm2", "cpu-nsr", "cpu-map", "cpu-grid"]
 
     @model_validator(mode="after")
     def _known(self):

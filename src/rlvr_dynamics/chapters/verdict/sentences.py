@@ -33,8 +33,8 @@ def beside_text(name: str, table: pd.DataFrame) -> str:
                 "(or `make reproduce` for this build): this page reads them back without "
                 "computing anything.")
     return (f"The verdicts recorded by the `{name}` profile ({len(table)} claims), kept apart "
-            "from this build's: a different model, task and budget. The checks behind them are "
-            "on that profile's chapter pages.")
+            f"from this build's: other settings (`configs/{name}.yaml` says which). The checks "
+            "behind them are on that profile's chapter pages.")
 
 
 def _items(checks: list) -> str:
