@@ -589,8 +589,13 @@ def test_predicted_against_measured_crossovers_per_run():
     assert "1 of 4 runs had not crossed by their last probe although the toy had" in text
     assert text.endswith("closer to the toy under Adam (the smaller median distance on a log "
                          "scale).")
-    fig = figures.plot_predicted({"Adam": adam, "SGD": sgd}, "t")
+    fig = figures.plot_predicted({"Adam": adam, "SGD": sgd}, "t", ["arm"])
     assert len(fig.axes) == 2
+    labels = fig.axes[0].get_legend_handles_labels()[1]
+    assert labels == ["GRPO, three paths", "GRPO, three paths, not crossed",
+                      "GRPO-N, three paths", "GRPO, two paths"]  # by the regime, not its name
+    P = chapter.Params.parse(resolve("smoke", "regimes", {}))
+    assert P.three() == ["three paths", "G 8, NSR"]
 
 
 def test_each_cell_reads_agrees_slower_or_faster_than_its_registration():

@@ -188,6 +188,11 @@ class Params(NeedsParams):
                         require(False, f"regimes[{name!r}]: {e}")
         return out
 
+    def three(self) -> list[str]:
+        """The regimes with three paths at the first character (a guess beside the direct
+        and the stepwise path: the paper's scenario); the others have two."""
+        return [name for name, r in self.regimes.items() if r.guess is not None]
+
     def trained(self, regime: str) -> list[str]:
         """The algorithms trained on ``regime``: its own, or the chapter's."""
         return self.regimes[regime].algorithms or self.algorithms

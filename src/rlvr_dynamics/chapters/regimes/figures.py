@@ -5,7 +5,7 @@ the summary's tables with their numbers shown for people (``style.number``)."""
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Sequence
+from typing import Any, Collection, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -93,21 +93,22 @@ def plot_scenario(long: pd.DataFrame, hard: np.ndarray, controls: dict[str, str]
     return fig
 
 
-def plot_predicted(pairs: dict[str, pd.DataFrame], title: str) -> plt.Figure:
+def plot_predicted(pairs: dict[str, pd.DataFrame], title: str, three: Collection[str]
+                   ) -> plt.Figure:
     """One panel per toy optimizer (``pairs``: optimizer -> ``stages.predicted_vs_measured``):
     each run's measured crossover against the toy's registered one, log-log, coloured by
-    algorithm, an arm filled and a control hollow; a run that did not cross is drawn at its
-    last probe as a triangle pointing up (it crosses later, if at all); the diagonal is
-    agreement."""
+    algorithm, a regime of ``three`` (three paths at the first character: ``Params.three``)
+    filled and one of two paths hollow; a run that did not cross is drawn at its last probe as
+    a triangle pointing up (it crosses later, if at all); the diagonal is agreement."""
     fig, axes = plt.subplots(1, len(pairs), figsize=(4.2 * len(pairs), 3.6), squeeze=False)
     for ax, (opt, t) in zip(axes[0], pairs.items()):
         t = t[np.isfinite(t["predicted"])]
         for (algo, arm, censored), g in t.groupby(
-                ["algorithm", t["regime"].str.startswith("three"), "censored"], sort=False):
+                ["algorithm", t["regime"].isin(list(three)), "censored"], sort=False):
             c = COLORS.get(algo)
             ax.scatter(g["predicted"], g["measured"], marker="^" if censored else "o", s=28,
                        facecolors=c if arm else "none", edgecolors=c,
-                       label=f"{algo}, {'arm' if arm else 'control'}"
+                       label=f"{algo}, {'three' if arm else 'two'} paths"
                              + (", not crossed" if censored else ""))
         if len(t):
             lo = 0.5 * min(t["predicted"].min(), t["measured"].min())

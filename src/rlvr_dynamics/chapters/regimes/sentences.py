@@ -279,9 +279,9 @@ def scenario_title(setting: str) -> str:
 
 def predicted_title(setting: str) -> str:
     """The title of the figure of predicted against measured crossovers."""
-    return ("The LM's crossover per run against the toy's registered one (filled: the arm, "
-            "hollow: its control; triangles: not crossed by the run's last probe; grey: the "
-            f"diagonal). {setting}")
+    return ("The LM's crossover per run against the toy's registered one (filled: three paths "
+            "at the first character, hollow: two; triangles: not crossed by the run's last "
+            f"probe; grey: the diagonal). {setting}")
 
 
 def scenario_text(table: pd.DataFrame, scenario: dict[tuple[str, str], dict],
