@@ -757,3 +757,16 @@ def test_the_laws_are_registered_per_update_and_read_like_the_toys_runs(monkeypa
     assert law[["regime", "algorithm"]].values.tolist() == [["new", "GRPO"]]
     assert law["measured / predicted"].iloc[0] == 1.5
     assert pairs["Adam"]["censored"].tolist() == [False, True, False]
+
+
+def test_the_figures_settings_name_each_regimes_own_group_size():
+    from rlvr_dynamics.chapters import needed
+    from rlvr_dynamics.run import plan
+    P = chapter.Params.parse(plan("smoke", ["regimes"])["regimes"])
+    T = needed(P, "training")
+    hard = {"test": np.array([True, False, True])}
+    text = sentences.settings(P, T, hard)
+    assert (f"(G per regime where it differs: G 8, NSR 8, at the same {T.generation_batch} "
+            "rollouts per step)") in text
+    plain = P.model_copy(update={"regimes": {k: v for k, v in P.regimes.items() if v.G is None}})
+    assert "G per regime" not in sentences.settings(plain, T, hard)

@@ -21,10 +21,16 @@ from rlvr_dynamics.chapters.training.sentences import run_settings
 
 def settings(P: Any, T: Any, hard: dict[str, np.ndarray]) -> str:
     """The settings every figure of the chapter states: the training chapter's
-    (``run_settings``, with this chapter's steps and seeds), then the probes (``hard``: the
+    (``run_settings``, with this chapter's steps and seeds; the regimes that set their own
+    group size named with it, at the same rollouts per step), then the probes (``hard``: the
     rare-path-only problems per split)."""
     stop = ("" if P.stop_after_crossover is None else
             f", each run ending {P.stop_after_crossover} steps after its crossover")
+    own = {name: r.G for name, r in P.regimes.items() if r.G is not None}
+    if own:
+        stop += (" (G per regime where it differs: "
+                 + ", ".join(f"{name} {G}" for name, G in own.items())
+                 + f", at the same {T.generation_batch} rollouts per step)")
     early = (f" (every {P.probe_early_every} up to step {P.probe_early_until})"
              if P.probe_early_every else "")
     return (f"{P.profile} profile: "
