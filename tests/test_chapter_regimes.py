@@ -766,7 +766,7 @@ def test_the_figures_settings_name_each_regimes_own_group_size():
     T = needed(P, "training")
     hard = {"test": np.array([True, False, True])}
     text = sentences.settings(P, T, hard)
-    assert (f"(G per regime where it differs: G 8, NSR 8, at the same {T.generation_batch} "
+    assert (f"(G per regime where it differs: 8 in 'G 8, NSR', at the same {T.generation_batch} "
             "rollouts per step)") in text
     plain = P.model_copy(update={"regimes": {k: v for k, v in P.regimes.items() if v.G is None}})
     assert "G per regime" not in sentences.settings(plain, T, hard)

@@ -29,7 +29,7 @@ def settings(P: Any, T: Any, hard: dict[str, np.ndarray]) -> str:
     own = {name: r.G for name, r in P.regimes.items() if r.G is not None}
     if own:
         stop += (" (G per regime where it differs: "
-                 + ", ".join(f"{name} {G}" for name, G in own.items())
+                 + ", ".join(f"{G} in '{name}'" for name, G in own.items())
                  + f", at the same {T.generation_batch} rollouts per step)")
     early = (f" (every {P.probe_early_every} up to step {P.probe_early_until})"
              if P.probe_early_every else "")
