@@ -169,6 +169,8 @@ def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
                                            "regimes": "cpu-map", "pretrained": "cpu-smollm2"}
     assert refresh == ["verdict"] and also == {"regimes": ["cpu-grid"]}
     assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-smollm2", "cpu-grid"]
+    from rlvr_dynamics.chapters import verdict  # the verdict page shows every one of them
+    assert sorted(verdict.Params().beside) == sorted(published.profiles)
     bad = tmp_path / "publish.yaml"
     bad.write_text("default: cpu\nchapters: {regimes: cpu-mpa}\n")
     with pytest.raises(run.ParameterError, match="regimes names the profile 'cpu-mpa'"):

@@ -315,6 +315,15 @@ def head(nb: nbformat.NotebookNode, text: str) -> None:
         nb.cells.insert(0, nbformat.v4.new_markdown_cell(text))
 
 
+def headed(path: Path, chapter: str) -> tuple[nbformat.NotebookNode, str]:
+    """The executed notebook of ``chapter`` at ``path``, headed by its ``provenance_md``, and
+    its ``freshness``."""
+    nb = nbformat.read(path, as_version=4)
+    state = freshness(nb, chapter)
+    head(nb, provenance_md(nb, state))
+    return nb, state
+
+
 def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = REPO / "build",
              also: dict[str, list[str]] | None = None) -> dict[str, dict[str, str]]:
     """Put the published book's executed notebooks in ``root/notebooks``: each chapter's from
@@ -337,24 +346,21 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
         if path is None:
             report[name] = {"profile": wanted, "state": f"missing: make reproduce PROFILE={wanted}"}
             continue
-        nb = nbformat.read(path, as_version=4)
-        state = freshness(nb, name)
+        nb, state = headed(path, name)
         shown = nb.metadata.get(STAMP, {}).get("profile", path.parents[2].name)
         report[name] = {"profile": shown, "state": state if shown == wanted else
                         f"{state}; {wanted} has not executed it: make reproduce PROFILE={wanted}"}
-        head(nb, provenance_md(nb, state))
         nbformat.write(nb, out_dir / f"{name}.ipynb")
     for name, profiles in (also or {}).items():
         for profile in profiles:
-            page, path = instance(name, profile), builds / profile / "book" / "notebooks" / f"{name}.ipynb"
+            page = instance(name, profile)
+            path = builds / profile / "book" / "notebooks" / f"{name}.ipynb"
             if not path.is_file():
                 report[page] = {"profile": profile,
                                 "state": f"missing: make reproduce PROFILE={profile}"}
                 continue
-            nb = nbformat.read(path, as_version=4)
-            state = freshness(nb, name)
+            nb, state = headed(path, name)
             report[page] = {"profile": profile, "state": state}
-            head(nb, provenance_md(nb, state))
             first = nb.cells[0]
             title, _, rest = first.source.partition("\n")
             first.source = f"{title}: the `{profile}` profile\n{rest}"

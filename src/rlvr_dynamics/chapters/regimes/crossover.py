@@ -96,6 +96,11 @@ def censored_verdict(verdict: str, first: bool, second: bool) -> str:
     return verdict
 
 
+def not_crossed(runs: pd.DataFrame) -> bool:
+    """Whether any of ``runs`` (rows of ``stages``) did not cross within its probes."""
+    return bool(np.isinf(runs["crossover"]).any())
+
+
 def at_same_bound(x: pd.DataFrame, y: pd.DataFrame) -> bool:
     """Whether two sets of runs (rows of ``stages``) end, on average, at the same floor or
     ceiling of Pass@k (``stats.bound``), where no difference of their gains can show."""
@@ -115,15 +120,12 @@ def compare(table: pd.DataFrame, a: str, b: str) -> pd.DataFrame:
         if x.empty or y.empty:
             continue
         for quantity, values, margin in (
-                ("log crossover", lambda r: np.log(np.where(np.isinf(r["crossover"]),
-                                                            r["last step"], r["crossover"])),
-                 math.log(SAME_FACTOR)),
+                ("log crossover", log_crossover, math.log(SAME_FACTOR)),
                 ("gain of Pass@k (points)", lambda r: r["gain"].to_numpy(float), SHRINK_MARGIN)):
             e = stats.two_sample(values(x), values(y), margin)
             verdict = e.verdict
             if quantity == "log crossover":
-                verdict = censored_verdict(verdict, bool(np.isinf(x["crossover"]).any()),
-                                           bool(np.isinf(y["crossover"]).any()))
+                verdict = censored_verdict(verdict, not_crossed(x), not_crossed(y))
             elif at_same_bound(x, y):
                 verdict = stats.CANNOT_INFORM
             rows.append({"regime": regime, "comparison": f"{a} - {b}", "quantity": quantity,
@@ -153,11 +155,24 @@ DIRECTION = {stats.REPLICATES: LATER, stats.OPPOSITE: EARLIER, stats.NO_EFFECT: 
 """A crossover difference's verdict as the direction of the first regime against the second."""
 
 
+AGREES_WITH = "agrees ({})"
+"""The column of ``contrasts`` that says whether the LM's direction is a registration's."""
+
+
+def registrations(contrasted: pd.DataFrame) -> dict[str, str]:
+    """Registration name -> its ``AGREES_WITH`` column, for the columns ``contrasts`` made."""
+    head, tail = AGREES_WITH.split("{}")
+    return {col[len(head):len(col) - len(tail)]: col for col in contrasted.columns
+            if col.startswith(head) and col.endswith(tail)}
+
+
 def direction(first: float, second: float) -> str:
     """The direction of registered crossover ``first`` against ``second`` (inf: never):
     ``LATER`` or ``EARLIER`` beyond a factor ``SAME_FACTOR``, else ``SAME``."""
+    if np.isinf(first) and np.isinf(second):
+        return SAME
     if np.isinf(first) or np.isinf(second):
-        return SAME if np.isinf(first) and np.isinf(second) else LATER if np.isinf(first) else EARLIER
+        return LATER if np.isinf(first) else EARLIER
     ratio = first / second
     return LATER if ratio > SAME_FACTOR else EARLIER if ratio < 1 / SAME_FACTOR else SAME
 
@@ -174,8 +189,8 @@ def contrasts(table: pd.DataFrame, pairs: dict[str, pd.DataFrame],
     margin log ``SAME_FACTOR``, censored as in ``compare``; ``estimate``, ``low``, ``high``),
     read as the LM's direction (``DIRECTION``; the verdict itself where it decided none);
     beside it, for each registered prediction (``pairs``: ``registered_pairs``), the direction
-    of its two registered times, and whether the LM's direction ``agrees`` with it (None where
-    the LM's check did not decide a direction)."""
+    of its two registered times, and whether the LM's direction agrees with it (``AGREES_WITH``;
+    None where the LM's check did not decide a direction)."""
     rows = []
     for a, b in versus:
         for algorithm in table["algorithm"].unique():
@@ -184,8 +199,7 @@ def contrasts(table: pd.DataFrame, pairs: dict[str, pd.DataFrame],
             if x.empty or y.empty:
                 continue
             e = stats.two_sample(log_crossover(x), log_crossover(y), math.log(SAME_FACTOR))
-            verdict = censored_verdict(e.verdict, bool(np.isinf(x["crossover"]).any()),
-                                       bool(np.isinf(y["crossover"]).any()))
+            verdict = censored_verdict(e.verdict, not_crossed(x), not_crossed(y))
             lm = DIRECTION.get(verdict, verdict)
             row = {"contrast": f"{a} - {b}", "algorithm": algorithm, "estimate": e.estimate,
                    "low": e.low, "high": e.high, "LM": lm}
@@ -196,6 +210,6 @@ def contrasts(table: pd.DataFrame, pairs: dict[str, pd.DataFrame],
                     continue
                 toy = direction(float(times[a].iloc[0]), float(times[b].iloc[0]))
                 row[name] = toy
-                row[f"agrees ({name})"] = (lm == toy) if lm in DIRECTION.values() else None
+                row[AGREES_WITH.format(name)] = (lm == toy) if lm in DIRECTION.values() else None
             rows.append(row)
     return pd.DataFrame(rows)

@@ -15,7 +15,7 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, ENTROPY_MARGIN, FALL_M
                                             SHRINK_MARGIN, TOY_SAME, entropy_above,
                                             keeps_boundary, order_agreement, stage_check,
                                             stage_effects, toy_update, two_stages, verdict)
-from rlvr_dynamics.chapters.regimes.crossover import DIRECTION
+from rlvr_dynamics.chapters.regimes.crossover import DIRECTION, registrations
 from rlvr_dynamics.chapters.training.sentences import run_settings
 
 
@@ -532,12 +532,10 @@ def contrast_table(contrasted: pd.DataFrame) -> pd.DataFrame:
         row = {"contrast": r["contrast"], "algorithm": r["algorithm"],
                f"LM crossover, factor (margin {SAME_FACTOR:g}x)":
                    _factor(r["estimate"], r["low"], r["high"]), "LM": r["LM"]}
-        for col in contrasted.columns:
-            if col.startswith("agrees ("):
-                name = col[len("agrees ("):-1]
-                agree = r[col]
-                said = "-" if agree is None or pd.isna(agree) else "yes" if agree else "no"
-                row[name] = f"{r[name]} ({said})" if isinstance(r.get(name), str) else "-"
+        for name, col in registrations(contrasted).items():
+            agree = r[col]
+            said = "-" if agree is None or pd.isna(agree) else "yes" if agree else "no"
+            row[name] = f"{r[name]} ({said})" if isinstance(r.get(name), str) else "-"
         shown.append(row)
     return pd.DataFrame(shown).set_index(["contrast", "algorithm"])
 
@@ -553,10 +551,9 @@ def contrast_text(contrasted: pd.DataFrame) -> str:
                 "direction (every interval straddles a bound of the margin, or a run that did "
                 "not cross leaves it open), so none can test a registered direction.")
     parts = []
-    for col in contrasted.columns:
-        if col.startswith("agrees ("):
-            votes = decided[col].dropna()
-            parts.append(f"{col[len('agrees ('):-1]} {int(votes.sum())} of {len(votes)}")
+    for name, col in registrations(contrasted).items():
+        votes = decided[col].dropna()
+        parts.append(f"{name} {int(votes.sum())} of {len(votes)}")
     return (f"The LM's runs decided a direction in {len(decided)} of the {len(contrasted)} "
             "contrasts; the registered predictions gave the same direction in: "
             + ", ".join(parts) + ".")

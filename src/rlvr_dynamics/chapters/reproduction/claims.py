@@ -13,7 +13,7 @@ import pandas as pd
 
 from rlvr_dynamics import boundary, stats
 from rlvr_dynamics.chapters.reproduction.case import STEPWISE_SHARE
-from rlvr_dynamics.training.algorithms import BASE
+from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE
 from rlvr_dynamics.verdicts import PAPER_ALGORITHMS
 
 PASS1_MARGIN = 5.0
@@ -212,8 +212,9 @@ def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame
     }
 
 
-NEGATIVE_ONLY = ("NSR", "W-REINFORCE")
-"""The REINFORCE-style negative-sample algorithms GRPO-N is set against (``negative_checks``)."""
+NEGATIVE_ONLY = tuple(a.label for a in ALGORITHMS.values() if a.reinforce is not None)
+"""The REINFORCE-style negative-sample algorithms GRPO-N is set against (``negative_checks``):
+NSR and W-REINFORCE."""
 
 
 def negative_checks(passk: pd.DataFrame, mid: pd.DataFrame, setting: str, test: str, ood: str,
