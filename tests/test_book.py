@@ -115,6 +115,34 @@ def test_no_page_shows_plumbing_to_readers(smoke_book):
     assert {name: lines for name, lines in shown.items() if lines} == {}
 
 
+def cut_cells(html: str) -> list[str]:
+    """The table cells of a page whose text pandas cut short (it ends them in "...")."""
+    from bs4 import BeautifulSoup
+
+    cells = BeautifulSoup(html, "html.parser").select("div.cell_output td")
+    return [td.get_text() for td in cells if td.get_text().rstrip().endswith("...")]
+
+
+def test_the_cut_check_sees_a_cut_table():
+    import pandas as pd
+
+    from rlvr_dynamics.chapters import style
+
+    table = pd.DataFrame({"ours": ["held-out greedy accuracy at the end: GRPO 0.998 ± 0.003"]})
+    page = '<div class="cell_output">{}</div>'
+    with pd.option_context("display.max_colwidth", 50):
+        assert cut_cells(page.format(table._repr_html_())) != []
+    with pd.option_context("display.max_colwidth", 50, "display.precision", 6):
+        style.for_pages()
+        assert cut_cells(page.format(table._repr_html_())) == []
+
+
+def test_no_table_on_a_page_is_cut_short(smoke_book):
+    html = smoke_book / "_build" / "html" / "notebooks"
+    cut = {name: cut_cells((html / f"{name}.html").read_text()) for name in chapters()}
+    assert {name: cells for name, cells in cut.items() if cells} == {}
+
+
 def test_the_injected_parameters_are_folded(smoke_book):
     for name in chapters():
         nb = nbformat.read(smoke_book / "notebooks" / f"{name}.ipynb", as_version=4)

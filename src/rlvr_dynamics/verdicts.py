@@ -125,11 +125,10 @@ def combine(checks: Sequence[str]) -> str:
     return stats.FEW_SEEDS if stats.FEW_SEEDS in checks else stats.UNDECIDED  # the rest: too wide
 
 
-def record(profile: str, chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
-    """Keep ``chapter``'s verdicts (rows: ``claim``, ``ours``, ``checks``: a list of
-    (what, verdict) pairs that decide the verdict, and optionally ``also``: checks shown beside
-    them that do not, e.g. under another sampling setting) for the closing chapter; returns
-    them as a table."""
+def scored(chapter: str, rows: Sequence[dict]) -> list[dict]:
+    """``chapter``'s rows (``claim``, ``ours``, ``checks``: a list of (what, verdict) pairs that
+    decide the verdict, and optionally ``also``: checks shown beside them that do not, e.g.
+    under another sampling setting), each with the verdict its checks decide (``combine``)."""
     known = claims()
     out = []
     for row in rows:
@@ -139,10 +138,22 @@ def record(profile: str, chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
         out.append({"claim": row["claim"], "chapter": chapter, "ours": row["ours"],
                     "checks": checks, "also": [list(c) for c in row.get("also", [])],
                     "verdict": combine([v for _, v in checks])})
+    return out
+
+
+def table(chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
+    """``scored`` rows as a table, one row per claim."""
+    return pd.DataFrame(scored(chapter, rows)).set_index("claim")
+
+
+def record(profile: str, chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
+    """Keep ``chapter``'s verdicts (``scored``) for the closing chapter; returns them as a
+    table (``table``)."""
+    out = scored(chapter, rows)
     entry = _entry(profile, chapter)
     write_json(entry.begin(fresh=True) / "verdicts.json", out)
     entry.finish()
-    return pd.DataFrame(out).set_index("claim")
+    return table(chapter, rows)
 
 
 def _entry(profile: str, chapter: str) -> Entry:

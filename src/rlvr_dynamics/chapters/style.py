@@ -23,6 +23,13 @@ TINY = 5e-13
 """Below this in magnitude a computed number is floating-point residue: shown as 0."""
 
 
+def for_pages() -> None:
+    """pandas' display on the book's pages: three decimals, and text never cut short (pandas
+    cuts a cell's text at 50 characters, which hid the end of every claim's measurement)."""
+    pd.set_option("display.precision", 3)
+    pd.set_option("display.max_colwidth", None)
+
+
 def number(x: float, digits: int = 3) -> str:
     """``x`` for a reader: ``digits`` significant digits, no exponent between 1e-4 and 1e6,
     floating-point residue (|x| < ``TINY``, e.g. 1.9e-123 or -1.1e-16) as "0", and "-" for a
