@@ -99,3 +99,16 @@ def test_another_profiles_verdicts_are_shown_apart_or_how_to_make_them(recorded,
     assert list(chapter.beside(P)["t"].index) == ["large_k"]
     with pytest.raises(Exception, match="beside has 'nope'"):
         chapter.Params(beside=["nope"])
+
+
+def test_a_chapters_claims_are_scored_without_being_recorded(tmp_path, monkeypatch):
+    """``chapter_table``: the verdict each claim's checks decide, shown where the page does not
+    record (the default build showing another profile's results); nothing is written."""
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    rows = [{"claim": "large_k", "ours": "x", "checks": [("a", stats.REPLICATES),
+                                                          ("b", stats.OPPOSITE)]}]
+    shown = verdicts.chapter_table("pretrained", rows)
+    assert shown.loc["large_k", "verdict"] == verdicts.combine([stats.REPLICATES, stats.OPPOSITE])
+    assert not any(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="pretrained: unknown claim 'nope'"):
+        verdicts.chapter_table("pretrained", [{"claim": "nope", "ours": "x", "checks": []}])

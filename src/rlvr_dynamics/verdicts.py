@@ -141,19 +141,19 @@ def scored(chapter: str, rows: Sequence[dict]) -> list[dict]:
     return out
 
 
-def table(chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
+def chapter_table(chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
     """``scored`` rows as a table, one row per claim."""
     return pd.DataFrame(scored(chapter, rows)).set_index("claim")
 
 
 def record(profile: str, chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
     """Keep ``chapter``'s verdicts (``scored``) for the closing chapter; returns them as a
-    table (``table``)."""
+    table (``chapter_table``)."""
     out = scored(chapter, rows)
     entry = _entry(profile, chapter)
     write_json(entry.begin(fresh=True) / "verdicts.json", out)
     entry.finish()
-    return table(chapter, rows)
+    return chapter_table(chapter, rows)
 
 
 def _entry(profile: str, chapter: str) -> Entry:
