@@ -115,6 +115,11 @@ def test_the_published_book_takes_each_chapter_from_its_profile_and_says_so(tmp_
                            "executed 2026-12-05 12:00 UTC")
     assert "in 10.0 minutes" in head and "make reproduce PROFILE=cpu-smollm2" in head
     assert "warning" not in head
+    last = [e for e in yaml.safe_load(run.PROFILE_COSTS.read_text())
+            if e["profile"] == "cpu-smollm2"][-1]
+    assert f"({last['date']}, code of commit {last['commit']}, {last['how']};" in head
+    theory = nbformat.read(root / "notebooks" / "theory.ipynb", as_version=4).cells[0].source
+    assert "The whole profile took" not in theory  # cpu: no entry; its rerun page states it
     executed(builds, "cpu-smollm2", "pretrained", code="older")
     report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
     assert report["pretrained"]["state"] == "older code"
@@ -212,3 +217,14 @@ def test_the_workflow_runs_each_heavy_profile_apart_and_publishes_one_book():
     pages = [s for s in publish["steps"] if "upload-pages-artifact" in str(s.get("uses", ""))]
     assert pages[0]["with"]["path"] == "build/publish/book/_build/html"
     assert jobs["deploy"]["needs"] == "publish"
+
+
+def test_a_profiles_measured_cost_is_its_last_entry(tmp_path):
+    costs = tmp_path / "costs.yaml"
+    costs.write_text(yaml.safe_dump([
+        {"profile": "p", "date": "2026-12-04", "commit": "aaa", "how": "first", "minutes": 162,
+         "about": True},
+        {"profile": "p", "date": "2026-12-05", "commit": "bbb", "how": "second", "minutes": 117}]))
+    said = run.measured_cost("p", costs)
+    assert "took 1 h 57 min when last measured (2026-12-05, code of commit bbb, second;" in said
+    assert run.measured_cost("q", costs) == ""

@@ -286,16 +286,30 @@ def freshness(nb: nbformat.NotebookNode, notebook: str) -> str:
     return "current" if all(made.get(k) == v for k, v in now.items()) else "older code"
 
 
-def provenance_md(nb: nbformat.NotebookNode, state: str) -> str:
+def measured_cost(profile: str, path: Path = PROFILE_COSTS) -> str:
+    """What ``profile`` cost when last measured (``PROFILE_COSTS``' last entry for it), in a
+    sentence; "" where it was never measured there (the default build states its own)."""
+    entries = [e for e in yaml.safe_load(path.read_text()) or [] if e["profile"] == profile]
+    if not entries:
+        return ""
+    e = entries[-1]
+    return (f" The whole profile took {_wall_time(e['minutes'], e.get('about', False))} when "
+            f"last measured ({e['date']}, code of commit {e['commit']}, {e['how']}; the page on "
+            "rerunning breaks it down).")
+
+
+def provenance_md(nb: nbformat.NotebookNode, state: str, costs: Path = PROFILE_COSTS) -> str:
     """The first lines of a published chapter: which profile, commit and date its numbers come
-    from, what they cost, and, where older code made them, a warning that says so."""
+    from, what they cost (this execution, and the whole profile as ``measured_cost`` gives
+    it), and, where older code made them, a warning that says so."""
     made, run = nb.metadata.get(STAMP, {}), nb.metadata.get("papermill", {})
     profile = made.get("profile", "an unrecorded profile")
     when = str(run.get("end_time", ""))[:16].replace("T", " ") or "an unrecorded time"
     text = (f"*The numbers on this page come from the `{profile}` profile*: executed "
             f"{when} UTC from commit `{made.get('commit', 'unrecorded')}`, in "
             f"{(run.get('duration') or 0) / 60:.1f} minutes (with what earlier executions of "
-            f"that profile had stored); to make them: `make reproduce PROFILE={profile}`.")
+            f"that profile had stored); to make them: `make reproduce PROFILE={profile}`."
+            + measured_cost(profile, costs))
     if state != "current":
         text += ("\n\n:::{warning}\nThis page was computed by older code than this book's: "
                  "its numbers may not be what the current code gives. Run "
