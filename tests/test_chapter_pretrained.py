@@ -131,6 +131,14 @@ def test_the_grader_says_where_it_found_the_right_answers():
     assert (second["boxed, of the right"], second["Pass@1, boxed only"]) == (0.0, 0.0)
     styled = figures.sources_table(t, "d")
     assert "Where the grader found the right answers" in styled.to_html()
+    said = sentences.sources_text(t, params("cpu-smollm2"))
+    assert "the base boxed at most 50.0 % and the trained models at most 0.0 %" in said
+    assert "a Pass@1 of at most 25.0 % and the trained models at most 0.0 %" in said
+    assert "a group of 8 rollouts would seldom hold a rewarded sample" not in said  # base: 50 %
+    t.loc[0, "boxed, of the right"] = 0.1
+    assert "a group of 8 rollouts would seldom hold a rewarded sample" in \
+        sentences.sources_text(t, params("cpu-smollm2"))
+    assert sentences.sources_text(t, params("cpu-smollm2", boxed_only=True)) == ""
 
 
 def test_boxed_only_reaches_the_training_task_the_benchmarks_and_the_page():

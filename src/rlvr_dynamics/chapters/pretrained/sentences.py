@@ -9,7 +9,7 @@ import pandas as pd
 
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import reproduction as rp
-from rlvr_dynamics.chapters.pretrained import Params, Results, fits
+from rlvr_dynamics.chapters.pretrained import Params, Results, fits, training_params
 from rlvr_dynamics.chapters.reproduction import sentences as rp_sentences
 from rlvr_dynamics.chapters.training import sentences as tr_sentences
 from rlvr_dynamics.chapters.training.sentences import run_settings
@@ -61,6 +61,30 @@ def grader_text(Q: Params) -> str:
             "grades so, and trains on that reward). Of the answers counted right, the share "
             "that was boxed, the share the fallback found, and the Pass@1 a boxed-only grader "
             "would give (mean over seeds):")
+
+
+def sources_text(sources: pd.DataFrame, Q: Params) -> str:
+    """What ``chapter.answer_sources`` says of the rewards, in words: the largest share of right
+    answers that the base and the trained models boxed, and the largest Pass@1 a boxed-only
+    grader would give each (per setting and level, mean over seeds); "" under ``boxed_only``,
+    where every right answer is boxed."""
+    if Q.boxed_only:
+        return ""
+    means = sources.groupby(["setting", "benchmark", "model"])[
+        ["boxed, of the right", "Pass@1, boxed only"]].mean().reset_index()
+    base = means["model"] == rp.BASE
+    most = {who: (100 * part["boxed, of the right"].max(), 100 * part["Pass@1, boxed only"].max())
+            for who, part in (("base", means[base]), ("trained", means[~base]))}
+    (b_box, b_pass), (t_box, t_pass) = most["base"], most["trained"]
+    text = (f"Of its right answers the base boxed at most {b_box:.1f} % and the trained models "
+            f"at most {t_box:.1f} % (per setting and level, mean over seeds); the fallback found "
+            f"the rest. A boxed-only grader, as the paper grades, gives the base a Pass@1 of at "
+            f"most {b_pass:.1f} % and the trained models at most {t_pass:.1f} %.")
+    if max(b_box, t_box) < 50:
+        text += (" Most of this chapter's rewards are rewards the paper's grader would not give: "
+                 "its results are those of a lenient reward, and under the paper's a group of "
+                 f"{training_params(Q).num_generations} rollouts would seldom hold a rewarded sample.")
+    return text
 
 
 def how_to_run(P: Params) -> str:
