@@ -375,6 +375,7 @@ def test_the_findings_follow_the_table():
                              "pi0(a2)": 0.05, "k": 64, "toy expansion": toy_t, "noise": 1.5})
     table = pd.DataFrame(rows)
     text = sentences.findings_text(table, 100, 10)
+    assert len(text.splitlines()) == 4 + 2 and all(l.startswith("- ") for l in text.splitlines())
     assert "rare, GRPO (P(stepwise) 0.0500 at the start): crossed over in 2 of 3 seeds (steps " \
            "40, never, 50); Pass@64 on the rare-path-only problems -3.0 points" in text
     assert ("the other seeds find lowest (seeds -6.0 to +0.0), +1.0 at the end (seeds +0.0 to "
@@ -770,3 +771,11 @@ def test_the_figures_settings_name_each_regimes_own_group_size():
             "rollouts per step)") in text
     plain = P.model_copy(update={"regimes": {k: v for k, v in P.regimes.items() if v.G is None}})
     assert "G per regime" not in sentences.settings(plain, T, hard)
+
+
+def test_a_change_that_rounds_to_nothing_has_no_minus_sign():
+    from rlvr_dynamics.chapters.style import rounded
+    assert "{:+.0f} %".format(-0.3) == "-0 %"  # what the page showed
+    assert rounded("{:+.0f} %", -0.3) == "+0 %" and rounded("{:.0f}", -0.2) == "0"
+    assert rounded("{:+.1f}", -0.04) == "+0.0" and rounded("{:+.0f} %", -0.6) == "-1 %"
+    assert rounded("{:.2f}", -12.0) == "-12.00"

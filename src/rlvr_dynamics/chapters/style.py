@@ -7,6 +7,7 @@ this one, so a new colour or format never recomputes a result.
 from __future__ import annotations
 
 import math
+import re
 
 import pandas as pd
 
@@ -28,6 +29,15 @@ def for_pages() -> None:
     cuts a cell's text at 50 characters, which hid the end of every claim's measurement)."""
     pd.set_option("display.precision", 3)
     pd.set_option("display.max_colwidth", None)
+
+
+def rounded(fmt: str, x: float) -> str:
+    """``fmt.format(x)`` without a negative zero: a value that rounds to zero reads "+0" under
+    a signed format and "0" under an unsigned one, never "-0"."""
+    text = fmt.format(x)
+    if text.startswith("-") and not re.search(r"[1-9]", text):
+        return ("+" if "{:+" in fmt else "") + text[1:]
+    return text
 
 
 def number(x: float, digits: int = 3) -> str:

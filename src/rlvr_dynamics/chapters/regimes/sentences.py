@@ -16,6 +16,7 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, ENTROPY_MARGIN, FALL_M
                                             keeps_boundary, order_agreement, stage_check,
                                             stage_effects, toy_update, two_stages, verdict)
 from rlvr_dynamics.chapters.regimes.crossover import DIRECTION, registrations
+from rlvr_dynamics.chapters.style import rounded
 from rlvr_dynamics.chapters.training.sentences import run_settings
 
 
@@ -57,7 +58,7 @@ def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
     """Per regime and algorithm, in words: the base's P(stepwise), how many seeds crossed over
     and when, the depth and gain of Pass@k on the rare-path-only problems at the base's
     mid-curve k, the stalls; and per algorithm, how far the LM orders the regimes by time to
-    crossover as the toy does (``order_agreement``)."""
+    crossover as the toy does (``order_agreement``); a markdown list, one item each."""
     out = []
     for (regime, algo), g in table.groupby(["regime", "algorithm"], sort=False):
         crossed = np.isfinite(g["crossover"]).sum()
@@ -84,7 +85,7 @@ def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
                    f"more than {TOY_SAME:.0%} apart), the LM orders {agree} the same way"
                    + (f" ({'; '.join(disagreement(*o) for o in other)})" if other else "")
                    + ".")
-    return " ".join(out)
+    return "\n".join(f"- {line}" for line in out)
 
 
 def ordering_table(orders: pd.DataFrame) -> pd.DataFrame:
@@ -227,7 +228,7 @@ def prediction_table(registered: dict[str, dict[str, Any]]) -> pd.DataFrame:
                 continue
             for label, p in by_label.items():
                 rows.append({"regime": regime, "toy": f"{opt}, {label}",
-                             "dip of π(a2)": f"{100 * p['toy dip']:+.0f} %",
+                             "dip of π(a2)": rounded("{:+.0f} %", 100 * p['toy dip']),
                              "at step": _time(p["toy dip step"]),
                              "crossover (median)": _time(p["toy expansion"]),
                              "seeds crossed": f"{100 * p['toy expanded']:.0f} %"})
@@ -301,7 +302,7 @@ def scenario_text(table: pd.DataFrame, scenario: dict[tuple[str, str], dict],
         c = table[(table["regime"] == controls[arm]) & (table["algorithm"] == algo)]
         update = toy_update(algo)[0]
         toy = {opt: p[update] for opt, p in registered[arm]["predictions"].items() if opt != OWN}
-        predicted = ", ".join(f"{100 * -p['toy dip']:.0f} % under {opt} (crossover "
+        predicted = ", ".join(f"{rounded('{:.0f}', 100 * -p['toy dip'])} % under {opt} (crossover "
                               f"{_time(p['toy expansion'])})" for opt, p in toy.items())
         crossed = int(np.isfinite(g["crossover"]).sum())
         out.append(
@@ -318,7 +319,7 @@ def scenario_text(table: pd.DataFrame, scenario: dict[tuple[str, str], dict],
 
 def _mean_range(x: pd.Series, fmt: str) -> str:
     x = x.to_numpy(dtype=float) + 0.0
-    return f"{fmt.format(x.mean())} ({fmt.format(x.min())} to {fmt.format(x.max())})"
+    return f"{rounded(fmt, x.mean())} ({rounded(fmt, x.min())} to {rounded(fmt, x.max())})"
 
 
 def scenario_table(table: pd.DataFrame, controls: dict[str, str]) -> pd.DataFrame:
@@ -384,14 +385,14 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
         update = toy_update(algo)[0]
         lm_dip = float(g["fall"].mean()) > FALL_MARGIN
         row = {"regime": regime, "algorithm": algo,
-               "LM: change of P(stepwise)": f"{-100 * g['fall'].mean():+.0f} %",
+               "LM: change of P(stepwise)": rounded("{:+.0f} %", -100 * g['fall'].mean()),
                "LM: crossover (median)": _time(float(np.median(g["crossover"])))}
         for opt, by_label in registered[regime]["predictions"].items():
             if opt == OWN:
                 continue
             p = by_label[update]
             toy_dip = -p["toy dip"] > FALL_MARGIN
-            row[f"{opt}: change of π(a2)"] = f"{100 * p['toy dip']:+.0f} %"
+            row[f"{opt}: change of π(a2)"] = rounded("{:+.0f} %", 100 * p['toy dip'])
             row[f"{opt}: crossover"] = _time(p["toy expansion"])
             row[f"{opt}: dip as the LM's"] = "yes" if toy_dip == lm_dip else "no"
         rows.append(row)
@@ -495,7 +496,7 @@ def claim_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],
                  f"bad path), then mid-curve Pass@k ends above the base", v["verdict"])
         (checks if algo == "GRPO" else also).append(check)
         g = table[(table["regime"] == arm) & (table["algorithm"] == algo)]
-        ours.append(f"{arm}, {algo}: P(stepwise) changes {-100 * g['fall'].mean():+.0f} % "
+        ours.append(f"{arm}, {algo}: P(stepwise) changes {rounded('{:+.0f}', -100 * g['fall'].mean())} % "
                     f"at its lowest, "
                     f"mid-curve Pass@{int(g['k'].iloc[0])} gains {g['gain'].mean():+.1f} points")
     in_scenario = {n for pair in controls.items() for n in pair}
