@@ -81,9 +81,10 @@ def sources_text(sources: pd.DataFrame, Q: Params) -> str:
             f"the rest. A boxed-only grader, as the paper grades, gives the base a Pass@1 of at "
             f"most {b_pass:.1f} % and the trained models at most {t_pass:.1f} %.")
     if max(b_box, t_box) < 50:
+        G = training_params(Q).num_generations
         text += (" Most of this chapter's rewards are rewards the paper's grader would not give: "
                  "its results are those of a lenient reward, and under the paper's a group of "
-                 f"{training_params(Q).num_generations} rollouts would seldom hold a rewarded sample.")
+                 f"{G} rollouts would seldom hold a rewarded sample.")
     return text
 
 

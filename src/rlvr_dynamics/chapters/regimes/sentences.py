@@ -496,8 +496,8 @@ def claim_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],
                  f"bad path), then mid-curve Pass@k ends above the base", v["verdict"])
         (checks if algo == "GRPO" else also).append(check)
         g = table[(table["regime"] == arm) & (table["algorithm"] == algo)]
-        ours.append(f"{arm}, {algo}: P(stepwise) changes {rounded('{:+.0f}', -100 * g['fall'].mean())} % "
-                    f"at its lowest, "
+        change = rounded("{:+.0f}", -100 * g["fall"].mean())
+        ours.append(f"{arm}, {algo}: P(stepwise) changes {change} % at its lowest, "
                     f"mid-curve Pass@{int(g['k'].iloc[0])} gains {g['gain'].mean():+.1f} points")
     in_scenario = {n for pair in controls.items() for n in pair}
     for regime, g in table.groupby("regime", sort=False):
