@@ -33,7 +33,7 @@ import time
 import numpy as np
 import torch
 
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import base_model
 from rlvr_dynamics.models import char_tokenizer, load_tiny, tiny_qwen2

@@ -1,13 +1,13 @@
 """Where a generation step of the ``cpu-smollm2`` profile spends its time, measured in one run
 on one thread: SmolLM2-135M-Instruct with LoRA, one generation batch (prompts x G completions)
 and its optimizer updates, as the pretrained chapter's runs are built
-(``training.run.build_trainer``).
+(``rl.runs.build_trainer``).
 
 The phases are timed by wrapping the trainer's own methods:
 
 * loading: the model from the PyPI package's GGUF (dequantised) and the trainer around it;
 * generation: the trainer's ``_generate_single_turn`` (the project's sampler on the LoRA-wrapped
-  policy, ``training.trainer``);
+  policy, ``rl.trainer``);
 * scoring without gradients: ``_get_per_token_logps_and_entropies`` under ``no_grad`` (the old
   policy's log-probabilities for the clipped ratio, and the reference model's for the KL);
 * the loss's forward pass (the same method with gradients on) and the backward pass
@@ -39,7 +39,7 @@ from trl import GRPOTrainer
 
 from rlvr_dynamics import profiles
 from rlvr_dynamics.chapters import pretrained
-from rlvr_dynamics.training.run import build_trainer
+from rlvr_dynamics.rl.runs import build_trainer
 
 SECONDS: dict[str, float] = defaultdict(float)
 SMOKE = dict(num_generations=2, generation_batch=4, update_batch=2, micro_batch=2,

@@ -29,10 +29,10 @@ from trl import GRPOTrainer  # noqa: E402
 from rlvr_dynamics import registry  # noqa: E402
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2  # noqa: E402
 from rlvr_dynamics.tasks.sums import ALPHABET, SumTask  # noqa: E402
-from rlvr_dynamics.training.config import Settings, TrainConfig  # noqa: E402
-from rlvr_dynamics.training.data import dataset, reward_function  # noqa: E402
-from rlvr_dynamics.training.run import build_trainer, grpo_args  # noqa: E402
-from rlvr_dynamics.training.trainer import GRPONTrainer  # noqa: E402
+from rlvr_dynamics.rl.config import Settings, TrainConfig  # noqa: E402
+from rlvr_dynamics.rl.data import dataset, reward_function  # noqa: E402
+from rlvr_dynamics.rl.runs import build_trainer, grpo_args  # noqa: E402
+from rlvr_dynamics.rl.trainer import GRPONTrainer  # noqa: E402
 
 TARGET, EVAL_EVERY = 1.10, 4
 # (steps, repeats, prompts, rollouts, updates per step, completion tokens, held-out problems,

@@ -10,7 +10,7 @@ import torch
 
 from rlvr_dynamics.chapters import base_model as bm
 from rlvr_dynamics.chapters.base_model import sentences
-from rlvr_dynamics.evaluation import EvalSettings
+from rlvr_dynamics.measure import EvalSettings
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.tasks.sums import (ALPHABET, Author, SumTask, direct_distribution,
                                       direct_success, extract, path, success_probability)

@@ -74,7 +74,7 @@ def test_pass_at_k_along_training_per_level_from_the_probes_counts():
 
 def test_the_probe_spreads_over_a_mix_of_levels():
     from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
-    from rlvr_dynamics.training.probe import spread
+    from rlvr_dynamics.rl.probe import spread
     chosen = spread(ArithmeticMix(levels=((1, 2), (1, 3))).problems("test"), 16)
     assert len(chosen) == 16 and {p.meta["level"] for p in chosen} == {(1, 2), (1, 3)}
     assert sum(p.meta["level"] == (1, 2) for p in chosen) == 8

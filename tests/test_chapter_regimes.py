@@ -14,7 +14,7 @@ from rlvr_dynamics.chapters import ParameterError, toy_dynamics
 from rlvr_dynamics.chapters.regimes import figures, sentences, toy_mapping
 from rlvr_dynamics.profiles import resolve
 from rlvr_dynamics.tasks import sums
-from rlvr_dynamics.training.probe import KEYS, SETTINGS, SPLITS
+from rlvr_dynamics.rl.probe import KEYS, SETTINGS, SPLITS
 
 N = 6
 HARD = {s: np.array([False, False, False, True, True, True]) for s in SPLITS}

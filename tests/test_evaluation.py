@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics.chapters import style
 from rlvr_dynamics import paper_tables, registry
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2

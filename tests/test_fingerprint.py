@@ -53,7 +53,7 @@ def edit(copy, module: str) -> None:
 
 
 def test_every_store_is_found():
-    assert {"rlvr_dynamics.evaluation", "rlvr_dynamics.toy", "rlvr_dynamics.training.run",
+    assert {"rlvr_dynamics.measure", "rlvr_dynamics.toy", "rlvr_dynamics.rl.runs",
             "rlvr_dynamics.pretrain", "rlvr_dynamics.path_prior",
             "rlvr_dynamics.chapters.pretrained", "rlvr_dynamics.chapters.regimes"} <= set(producers())
 
@@ -70,8 +70,8 @@ def test_a_colour_or_a_sentence_leaves_every_result_as_it_was(package_copy):
 
 
 @pytest.mark.parametrize("module, affected", [
-    ("rlvr_dynamics.passk", ["rlvr_dynamics.evaluation", "rlvr_dynamics.chapters.pretrained"]),
-    ("rlvr_dynamics.training.algorithms", ["rlvr_dynamics.training.run"]),
+    ("rlvr_dynamics.passk", ["rlvr_dynamics.measure", "rlvr_dynamics.chapters.pretrained"]),
+    ("rlvr_dynamics.rl.algorithms", ["rlvr_dynamics.rl.runs"]),
     ("rlvr_dynamics.toy", ["rlvr_dynamics.toy"]),
 ])
 def test_a_computation_recomputes_what_depends_on_it(package_copy, module, affected):

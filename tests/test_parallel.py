@@ -1,4 +1,4 @@
-"""Runs side by side (``parallel.pool_map``, ``training.run.obtain_all``) are the runs one after
+"""Runs side by side (``parallel.pool_map``, ``rl.runs.obtain_all``) are the runs one after
 the other: same final weights bit for bit, same logged dynamics, results in the order asked."""
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def test_workers_draw_no_progress_bars_of_their_own():
 
 def test_runs_side_by_side_equal_runs_one_after_the_other(tiny, tmp_path,  # noqa: F811
                                                          monkeypatch):
-    import rlvr_dynamics.training.run as run
+    import rlvr_dynamics.rl.runs as run
 
     cfgs = [config(tiny, "grpo", seed=1), config(tiny, "gspo_n", seed=2)]
     folders = {}

@@ -15,8 +15,8 @@ from rlvr_dynamics.path_prior import Refit, dial_check, path_masses, refit
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.sums import Author, SumTask
-from rlvr_dynamics.training.config import TrainConfig
-from rlvr_dynamics.training.data import mix
+from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.data import mix
 
 BASE = PretrainConfig(steps=150, hidden=32, layers=2, batch=32, warmup=10)
 
@@ -97,7 +97,7 @@ def test_knobs_need_the_tiny_sums_base():
 
 
 def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(results):
-    from rlvr_dynamics.training.run import load_dynamics, train
+    from rlvr_dynamics.rl.runs import load_dynamics, train
 
     plain = load_dynamics(train(run_config(path_prior=0.2, hard_share=0.5), "test"))
     probed = load_dynamics(train(run_config(path_prior=0.2, hard_share=0.5, probe_every=1,
@@ -156,8 +156,8 @@ def test_a_run_probes_densely_at_first_and_stops_after_its_crossover(results):
     """Probes every step up to step 2 and every 4 after; a base already past its crossover
     (P(stepwise) 0.9) stops at the first probe one step after it; the test split's probes hold
     the extra problems beyond the direct path, in the order ``probe.probed`` lists them."""
-    from rlvr_dynamics.training.probe import crossover, probed
-    from rlvr_dynamics.training.run import load_dynamics, train
+    from rlvr_dynamics.rl.probe import crossover, probed
+    from rlvr_dynamics.rl.runs import load_dynamics, train
 
     cfg = run_config(path_prior=0.2, steps=8, probe_every=4, probe_problems=3, probe_hard=2,
                      probe_early_every=1, probe_early_until=2)
@@ -178,7 +178,7 @@ def test_a_run_stops_at_the_first_probe_past_its_crossover():
     at a probe at least ``after`` updates past it, never between probes, never before it."""
     from types import SimpleNamespace
 
-    from rlvr_dynamics.training.probe import StopAfterCrossover, crossover
+    from rlvr_dynamics.rl.probe import StopAfterCrossover, crossover
 
     def probe(stepwise: float) -> dict:
         m = {"stepwise_right": [stepwise], "stepwise_wrong": [0.0],
@@ -209,7 +209,7 @@ def test_the_prediction_is_registered_before_the_runs_and_for_their_base(results
 
     from rlvr_dynamics.chapters import toy_dynamics
     from rlvr_dynamics.chapters.regimes import prediction
-    from rlvr_dynamics.training.run import load_dynamics, train
+    from rlvr_dynamics.rl.runs import load_dynamics, train
 
     D = toy_dynamics.Params.parse({})
     cfg = run_config(path_prior=0.2, path_guess=0.3, probe_every=1, probe_problems=3,

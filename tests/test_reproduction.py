@@ -379,7 +379,7 @@ def test_models_evaluated_side_by_side_equal_one_by_one_and_fill_the_tables(tmp_
                                                                            monkeypatch):
     """Two workers give the records one process gives; the base's repeats are sampled with
     other seeds; Table 1's and Table 4's layouts have a row per (benchmark, model)."""
-    from rlvr_dynamics import evaluation as ev
+    from rlvr_dynamics import measure as ev
     from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
     from rlvr_dynamics.tasks.sums import ALPHABET
 

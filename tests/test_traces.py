@@ -1,4 +1,4 @@
-"""Trace statistics of the rollouts (``training.data.trace_functions``): exact on hand cases,
+"""Trace statistics of the rollouts (``rl.data.trace_functions``): exact on hand cases,
 merged into the run's dynamics, and free: with weight 0 they leave the rewards, the advantages
 and the gradient exactly as they are."""
 from __future__ import annotations
@@ -9,8 +9,8 @@ import math
 import torch
 
 from rlvr_dynamics.tasks.sums import TRACES, Author, SumTask, path_counts, trace
-from rlvr_dynamics.training.data import trace_functions
-from rlvr_dynamics.training.dynamics import records
+from rlvr_dynamics.rl.data import trace_functions
+from rlvr_dynamics.rl.dynamics import records
 from test_training import PROMPTS, G, config, generation, tiny  # noqa: F401 (fixture)
 
 torch.set_num_threads(1)
@@ -88,7 +88,7 @@ class ParitySums(SumTask):
 
 def test_zero_weight_traces_leave_advantages_and_gradients_unchanged(tiny, tmp_path,  # noqa: F811
                                                                      monkeypatch):
-    import rlvr_dynamics.training.run as run
+    import rlvr_dynamics.rl.runs as run
     from test_training import hidden_grads
 
     task = ParitySums(size=(("train", 32), ("test", 8), ("ood", 8)))
@@ -111,7 +111,7 @@ def test_zero_weight_traces_leave_advantages_and_gradients_unchanged(tiny, tmp_p
 
 
 def test_a_short_run_logs_the_traces(tiny, tmp_path, monkeypatch):  # noqa: F811
-    import rlvr_dynamics.training.run as run
+    import rlvr_dynamics.rl.runs as run
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     task = ParitySums(size=(("train", 32), ("test", 8), ("ood", 8)))

@@ -15,10 +15,10 @@ import torch
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.tasks.base import Problem
 from rlvr_dynamics.tasks.sums import ALPHABET
-from rlvr_dynamics.training import algorithms
+from rlvr_dynamics.rl import algorithms
 from rlvr_dynamics.tasks.sums import PATHS
-from rlvr_dynamics.training import dynamics as logged
-from rlvr_dynamics.training.config import TrainConfig
+from rlvr_dynamics.rl import dynamics as logged
+from rlvr_dynamics.rl.config import TrainConfig
 
 torch.set_num_threads(1)
 
@@ -81,7 +81,7 @@ def generation(cfg: TrainConfig, tmp_path: Path):
     """A trainer of ``cfg`` and one generation batch through TRL's own path (seeded, so that
     every algorithm sees the same completions), after which the policy is moved off the one
     that sampled, so that importance ratios differ from 1 and clipping is live."""
-    from rlvr_dynamics.training.run import build_trainer
+    from rlvr_dynamics.rl.runs import build_trainer
 
     trainer = build_trainer(cfg, tmp_path / cfg.algorithm, "smoke")
     trainer.model.train()
@@ -264,7 +264,7 @@ def test_unknown_algorithm_lists_the_valid_ones(tiny):
 
 
 def test_bad_configurations_fail_before_any_model_loads(tiny, tmp_path, monkeypatch):
-    import rlvr_dynamics.training.run as run
+    import rlvr_dynamics.rl.runs as run
 
     def no_loading(*args, **kwargs):
         raise AssertionError("a model was loaded")
@@ -285,7 +285,7 @@ def test_bad_configurations_fail_before_any_model_loads(tiny, tmp_path, monkeypa
 
 @pytest.mark.parametrize("name", sorted(algorithms.ALGORITHMS))
 def test_a_short_run_of_each_algorithm_completes(tiny, tmp_path, monkeypatch, name):
-    import rlvr_dynamics.training.run as run
+    import rlvr_dynamics.rl.runs as run
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     cfg = config(tiny, name, beta=1e-3, entropy_coef=1e-4)
@@ -317,7 +317,7 @@ def test_a_lora_run_trains_only_adapters_and_saves_the_merged_policy(tiny, tmp_p
     """LoRA (the SmolLM2 profile's setting): the base weights stay frozen while training, and
     the saved final policy is a plain model with the adapters merged in, which differs from
     the base."""
-    import rlvr_dynamics.training.run as run
+    import rlvr_dynamics.rl.runs as run
     from rlvr_dynamics.models import load_tiny
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
@@ -471,7 +471,7 @@ def test_held_out_table_lambda_ends_and_entropy_ratios():
     import numpy as np
 
     from rlvr_dynamics.chapters.training import entropy_ratios, held_out_table, lambda_ends
-    from rlvr_dynamics.training.dynamics import summary
+    from rlvr_dynamics.rl.dynamics import summary
 
     rng = np.random.default_rng(3)
     dynamics = {"GRPO": synthetic(lambda t: 0.4 - 0.003 * t, lambda t: 0.5, 3, 0.01, rng),
@@ -495,7 +495,7 @@ def test_held_out_table_lambda_ends_and_entropy_ratios():
 def test_gspo_aggregates_per_sequence_whatever_the_runs_loss_type(tiny, tmp_path):
     """GSPO's objective counts each sequence once (TRL's "grpo" aggregation), so GSPO and GSPO-N
     do not take the run's token-mean "dapo"; GRPO and GRPO-N do."""
-    from rlvr_dynamics.training.run import grpo_args
+    from rlvr_dynamics.rl.runs import grpo_args
 
     for name, expected in [("grpo", "dapo"), ("grpo_n", "dapo"), ("gspo", "grpo"),
                            ("gspo_n", "grpo")]:
@@ -510,7 +510,7 @@ def test_rollouts_come_from_the_project_sampler_seeded_by_the_update(tiny, tmp_p
     with top-k set (which the sampler does not do) TRL's own generation runs."""
     import numpy as np
 
-    import rlvr_dynamics.training.run as run
+    import rlvr_dynamics.rl.runs as run
     from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))

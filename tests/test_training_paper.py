@@ -32,7 +32,7 @@ def test_paper_profile_carries_appendix_c2(paper):
 
 @pytest.mark.parametrize("name", ["grpo", "grpo_n", "gspo", "gspo_n"])
 def test_paper_trainer_builds_with_a_stand_in_model(paper, tiny, tmp_path, name):  # noqa: F811
-    from rlvr_dynamics.training.run import build_trainer
+    from rlvr_dynamics.rl.runs import build_trainer
 
     cfg = paper.run_config(name, 0)
     # what this machine lacks: the 7B model and MATH from the hub, vLLM and bf16 on a GPU
@@ -53,7 +53,7 @@ def test_paper_trainer_builds_with_a_stand_in_model(paper, tiny, tmp_path, name)
 
 
 def test_missing_gpu_run_says_how_to_launch_it(paper, tmp_path, monkeypatch):
-    from rlvr_dynamics.training.run import obtain
+    from rlvr_dynamics.rl.runs import obtain
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     cfg = paper.run_config("gspo_n", 0)
@@ -72,7 +72,7 @@ def test_the_printed_launch_command_trains_the_missing_run_itself(chapter, tmp_p
     from rlvr_dynamics.chapters import regimes, training
     from rlvr_dynamics.profiles import plan
     from rlvr_dynamics.run import train_config
-    from rlvr_dynamics.training.run import obtain, run_dir
+    from rlvr_dynamics.rl.runs import obtain, run_dir
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     if chapter == "training":

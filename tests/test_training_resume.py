@@ -23,7 +23,7 @@ import sys, torch
 torch.set_num_threads(1)
 sys.path.insert(0, {tests!r})
 from test_training_resume import resume_config
-from rlvr_dynamics.training.run import train
+from rlvr_dynamics.rl.runs import train
 train(resume_config({model!r}), "smoke")
 """
 
@@ -41,7 +41,7 @@ def resume_config(model: str):
 def test_killed_run_resumes_to_the_same_end(tmp_path, monkeypatch):
     from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
     from rlvr_dynamics.tasks.sums import ALPHABET
-    from rlvr_dynamics.training.run import load_dynamics, run_dir, train
+    from rlvr_dynamics.rl.runs import load_dynamics, run_dir, train
 
     model = tmp_path / "tiny"
     tok = char_tokenizer(ALPHABET)

@@ -25,7 +25,7 @@ LAYERS: dict[str, int] = {
     # exact Pass@k from the completion tree
     "toy": 2, "pretrain": 2, "registry": 2, "verdicts": 2, "exact": 2, "path_prior": 2,
     # 3: the evaluation and training stacks, the boundary read from evaluations
-    "evaluation": 3, "training": 3, "boundary": 3,
+    "measure": 3, "rl": 3, "boundary": 3,
     # 4: the chapters (parameters, computations, readings, figures)
     "chapters": 4,
     # 5: profiles; 6: the runner and the command lines

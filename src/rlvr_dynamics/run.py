@@ -40,8 +40,8 @@ from rlvr_dynamics.chapters import REFERENCE_COSTS, ParameterError, params_class
 from rlvr_dynamics.profiles import available_profiles, plan, profile_chapters
 from rlvr_dynamics.store import (code_fingerprint, damaged_set_aside, digest, read_json,
                                  stale_reused)
-from rlvr_dynamics.training.config import TrainConfig
-from rlvr_dynamics.training.run import train
+from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.runs import train
 
 log = logging.getLogger("rlvr_dynamics.run")
 
@@ -537,7 +537,7 @@ def _damaged_md(profile: str) -> list[str]:
 
 def train_config(argv: list[str]) -> tuple[TrainConfig, str, bool]:
     """The run that ``run train`` trains, its profile and whether to train it again: a run the
-    book wrote down (``--config``: ``training.run.launch_file``, printed by the error of a
+    book wrote down (``--config``: ``rl.runs.launch_file``, printed by the error of a
     missing run), or a run of the training chapter (``--algorithm``, ``--seed``, lambda
     ``--positive-weight``), with its parameters under ``--profile`` and ``--param`` overrides
     resolved as the notebook's are. Every setting is checked before any model loads."""

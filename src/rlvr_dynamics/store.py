@@ -6,7 +6,7 @@ it. The folder also records which *code* made it (``code_fingerprint``: the prod
 and every package module it imports, docstrings and comments left out, plus the versions of
 the libraries that compute), so a result of older code is never reused silently:
 
-    entry = Entry(results_dir(profile, "evaluation") / name, code="rlvr_dynamics.evaluation")
+    entry = Entry(results_dir(profile, "evaluation") / name, code="rlvr_dynamics.measure")
     if not entry.done:
         entry.begin()          # parts of an unfinished result by other code are removed
         ...                    # write parts into entry.path (resumable), then

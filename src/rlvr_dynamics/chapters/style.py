@@ -11,11 +11,11 @@ import re
 
 import pandas as pd
 
-from rlvr_dynamics.training.algorithms import BASE
+from rlvr_dynamics.rl.algorithms import BASE
 
 COLORS = {BASE: "black", "GRPO": "tab:blue", "GRPO-N": "tab:orange", "GSPO": "tab:green",
           "GSPO-N": "tab:red", "NSR": "tab:purple", "W-REINFORCE": "tab:brown"}
-"""The colour of each model's curves, by label (``training.algorithms``' labels)."""
+"""The colour of each model's curves, by label (``rl.algorithms``' labels)."""
 
 ACTION_COLORS = ("tab:blue", "tab:orange", "tab:gray", "tab:purple", "tab:brown", "tab:pink")
 """The toy's actions a1, a2, ... in every toy figure."""

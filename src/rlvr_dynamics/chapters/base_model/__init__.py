@@ -21,7 +21,7 @@ from pydantic import model_validator
 
 from rlvr_dynamics.chapters import ChapterParams, Int, ListOf, NonNegative, Positive, Probability, require
 from rlvr_dynamics.entropy import answer_entropy
-from rlvr_dynamics.evaluation import EvalSettings, LoadedModel, evaluate, token_entropy_of
+from rlvr_dynamics.measure import EvalSettings, LoadedModel, evaluate, token_entropy_of
 from rlvr_dynamics.passk import from_probability, pass_at_k
 from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base_model,
                                     first_char_probabilities, loss_floor, pretrain_log)

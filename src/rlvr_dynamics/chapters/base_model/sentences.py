@@ -9,7 +9,7 @@ import pandas as pd
 
 from rlvr_dynamics.chapters.base_model import (PAPER_SETTING, RL_SETTING, Base, Params,
                                                direct_success_by_sum, summary)
-from rlvr_dynamics.evaluation import EvalSettings
+from rlvr_dynamics.measure import EvalSettings
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.tasks.sums import Author, stepwise_completion
 

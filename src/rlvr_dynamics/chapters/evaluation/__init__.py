@@ -1,6 +1,6 @@
 """The chapter on the evaluation stack (``notebooks/evaluation.md``): Pass@k (unbiased) checked
 against exact arithmetic, the grader on real benchmark files, and Tables 1, 2 and 4's layouts
-on the book's own models (the stack is ``rlvr_dynamics.evaluation``).
+on the book's own models (the stack is ``rlvr_dynamics.measure``).
 
 The chapter's parameters (``Params``), the estimator's two checks (``estimator_checks``, read
 against ``EXACT_TOL`` and ``UNBIASED_Z``), the grader's check (``grader_check``), the tables'
@@ -18,10 +18,10 @@ import numpy as np
 import pandas as pd
 from pydantic import model_validator
 
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NonNegative, Real, Spec, require)
-from rlvr_dynamics.evaluation import BACKENDS, EvalSettings
+from rlvr_dynamics.measure import BACKENDS, EvalSettings
 from rlvr_dynamics.passk import from_probability, ks_for, pass_at_k
 from rlvr_dynamics.tasks.math import check_benchmarks
 

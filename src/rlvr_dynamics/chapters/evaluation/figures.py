@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics import paper_tables
 from rlvr_dynamics.chapters.evaluation import EstimatorChecks, Params, deviation_table
 from rlvr_dynamics.chapters.evaluation.sentences import (NO_GRADER_CHECK, OURS_PASSK,

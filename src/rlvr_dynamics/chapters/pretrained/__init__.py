@@ -31,7 +31,7 @@ from typing import Any
 import pandas as pd
 from pydantic import model_validator
 
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Probability, Text, needed, require
 from rlvr_dynamics.chapters import reproduction as rp
@@ -40,9 +40,9 @@ from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.tasks.math import last_boxed
 from rlvr_dynamics.passk import ks_for, pass_at_k
-from rlvr_dynamics.training.algorithms import ALGORITHMS
-from rlvr_dynamics.training.config import TrainConfig
-from rlvr_dynamics.training.run import obtain_all
+from rlvr_dynamics.rl.algorithms import ALGORITHMS
+from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.runs import obtain_all
 
 Level = ListOf(Int(1), 2)
 """A difficulty: [digits, terms]."""
@@ -138,7 +138,7 @@ def training_params(P: Params) -> tr.Params:
 def runs(P: Params) -> dict[tuple[str, int], TrainConfig]:
     """(algorithm, seed) -> its run: the training settings on the mix ``P.levels``, probed
     every ``probe_every`` steps by ``probe_samples`` samples of ``probe_problems`` of its test
-    problems (``training.probe.SampledProbe``)."""
+    problems (``rl.probe.SampledProbe``)."""
     T = training_params(P)
     return {(a, s): T.run_config(a, s).replace(
                 task=P.mix(), probe_every=P.probe_every, probe_problems=P.probe_problems,

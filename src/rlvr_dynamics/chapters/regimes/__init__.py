@@ -4,11 +4,11 @@ it expands it, and when: the toy's phase diagram asked of the LM.
 
 A *regime* is a base and a training mix: the base's habits at its first completion character,
 set by the dial of ``path_prior`` (its P(stepwise) ``prior`` and P(guess) ``guess``; None: as
-pretrained), and the share of training problems beyond the direct path (``training.data.mix``;
+pretrained), and the share of training problems beyond the direct path (``rl.data.mix``;
 None: the train split as drawn). An *arm* of the paper's scenario is a regime with a guess
 habit; its *control* (``Params.controls``) the same base without it (``scenario``). Each regime
 is trained with each algorithm over seeds, with the training chapter's settings and the
-boundary probed from the policy's probabilities along training (``training.probe``), densely
+boundary probed from the policy's probabilities along training (``rl.probe``), densely
 at first, until the crossover or the last step. Before any run of a regime starts, the toy's
 prediction for its base is registered (``prediction``). From the probes:
 
@@ -65,9 +65,9 @@ from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, or
 from rlvr_dynamics.chapters.reproduction.paths import PATHS
 from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit
 from rlvr_dynamics.pretrain import base_model
-from rlvr_dynamics.training.algorithms import ALGORITHMS
-from rlvr_dynamics.training.config import TrainConfig
-from rlvr_dynamics.training.run import load_dynamics, obtain_all
+from rlvr_dynamics.rl.algorithms import ALGORITHMS
+from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.runs import load_dynamics, obtain_all
 
 
 class Regime(BaseModel):

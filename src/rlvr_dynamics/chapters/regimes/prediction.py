@@ -1,7 +1,7 @@
 """The toy's prediction for each regime, registered before any of its runs starts.
 
 A regime's base is measured exactly, with the instrument that probes its runs
-(``training.probe.measure`` on the same problems), before training; the toy setting read from
+(``rl.probe.measure`` on the same problems), before training; the toy setting read from
 it (``toy_mapping.toy_inputs``: pi0 over the three first characters, the rewards of the three
 paths, the runs' group size G) is run through the toy under each optimizer and update
 (``toy_mapping.toy_predictions``) and through the deterministic laws (``toy_mapping.toy_laws``),
@@ -26,8 +26,8 @@ from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_laws,
                                                         toy_predictions, toy_settings,
                                                         toy_update)
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
-from rlvr_dynamics.training.config import TrainConfig
-from rlvr_dynamics.training.probe import SETTINGS, measure, probed
+from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.probe import SETTINGS, measure, probed
 
 RECORD = "prediction.json"
 

@@ -1,4 +1,4 @@
-"""The probes as tables: the boundary that ``training.probe`` read from the policy's
+"""The probes as tables: the boundary that ``rl.probe`` read from the policy's
 probabilities along training, one row per problem and probe, with Pass@k for any k (exact:
 1 - (1 - p)^k per problem) and its variance, and the means per run over all problems and over
 the rare-path-only ones (beyond the direct path: only the stepwise path solves them)."""
@@ -12,13 +12,13 @@ import pandas as pd
 from rlvr_dynamics.chapters.reproduction.paths import PATHS
 from rlvr_dynamics.passk import from_probability
 from rlvr_dynamics.tasks import sums
-from rlvr_dynamics.training.algorithms import ALGORITHMS
-from rlvr_dynamics.training.probe import probed
+from rlvr_dynamics.rl.algorithms import ALGORITHMS
+from rlvr_dynamics.rl.probe import probed
 
 
 def hard_problems(task: sums.SumTask, author: sums.Author, count: int, extra: int = 0
                   ) -> dict[str, np.ndarray]:
-    """Per split, which of its probed problems (``training.probe.probed``: the first ``count``,
+    """Per split, which of its probed problems (``rl.probe.probed``: the first ``count``,
     and ``extra`` more of the test split's beyond the direct path) lie beyond the direct path
     (no direct answer can be right: only the stepwise path solves them)."""
     return {s: np.array([sums.direct_success(p.meta["terms"], author) == 0.0 for p in ps])
@@ -27,7 +27,7 @@ def hard_problems(task: sums.SumTask, author: sums.Author, count: int, extra: in
 
 def train_share(task: sums.SumTask, author: sums.Author, hard_share: float | None) -> float:
     """The share of training problems beyond the direct path: ``hard_share`` (the mix,
-    ``training.data.mix``), or for None that of the train split as drawn (exact)."""
+    ``rl.data.mix``), or for None that of the train split as drawn (exact)."""
     if hard_share is not None:
         return hard_share
     return float(np.mean([sums.direct_success(p.meta["terms"], author) == 0.0
@@ -36,7 +36,7 @@ def train_share(task: sums.SumTask, author: sums.Author, hard_share: float | Non
 
 def probes(dynamics: dict[tuple[str, str, int], list[dict]]) -> pd.DataFrame:
     """One row per (regime, algorithm, seed, step, setting, split, problem) with the probe's
-    values (``training.probe.KEYS``)."""
+    values (``rl.probe.KEYS``)."""
     frames = []
     for (regime, algorithm, seed), run in dynamics.items():
         for r in run:

@@ -12,7 +12,7 @@ import pandas as pd
 
 from rlvr_dynamics import toy
 from rlvr_dynamics.chapters.toy_dynamics import law
-from rlvr_dynamics.training.algorithms import ALGORITHMS
+from rlvr_dynamics.rl.algorithms import ALGORITHMS
 
 TOY_SAME = 0.1
 """Toy times to expansion within this fraction of each other count as the same."""

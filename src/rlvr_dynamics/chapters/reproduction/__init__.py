@@ -32,7 +32,7 @@ from typing import Any, Sequence
 from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics import registry
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, NonNegative, Real, Spec, Text, require
 from rlvr_dynamics.chapters.reproduction.case import (STEPWISE_SHARE, bang_long, bang_means,
                                                       bang_share, case_problem, samples_of,
@@ -55,8 +55,8 @@ from rlvr_dynamics.chapters.reproduction.tables import (agreement, base_mid_k, b
                                                         mid_curve, over_seeds, passk_long,
                                                         passk_problems, sampled_check,
                                                         seed_means, table1, table4)
-from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE
-from rlvr_dynamics.training.run import obtain_all
+from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE
+from rlvr_dynamics.rl.runs import obtain_all
 
 
 class Setting(BaseModel):

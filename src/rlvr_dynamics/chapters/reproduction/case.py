@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import boundary
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics.tasks import sums
 
 STEPWISE_SHARE = "with !, of the correct step-by-step"

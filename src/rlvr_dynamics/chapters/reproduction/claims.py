@@ -13,7 +13,7 @@ import pandas as pd
 
 from rlvr_dynamics import boundary, stats
 from rlvr_dynamics.chapters.reproduction.case import STEPWISE_SHARE
-from rlvr_dynamics.training.algorithms import ALGORITHMS, BASE
+from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE
 from rlvr_dynamics.verdicts import PAPER_ALGORITHMS
 
 PASS1_MARGIN = 5.0

@@ -16,7 +16,7 @@ from rlvr_dynamics.chapters.reproduction import (PATHS, Setting, over_seeds, see
 from rlvr_dynamics.chapters.reproduction import sentences
 from rlvr_dynamics.chapters.style import COLORS, mark_best, styled
 from rlvr_dynamics.chapters.toy_dynamics import figures as toy_figures
-from rlvr_dynamics.training.algorithms import BASE
+from rlvr_dynamics.rl.algorithms import BASE
 
 PATH_STYLE = dict(zip(PATHS, (("direct, right", "tab:blue", "-"),
                               ("direct, wrong", "tab:blue", ":"),

@@ -11,11 +11,11 @@ from typing import Any, Sequence
 import pandas as pd
 
 from rlvr_dynamics import boundary, registry
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics.parallel import pool_map
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.tasks import sums
-from rlvr_dynamics.training.algorithms import BASE
+from rlvr_dynamics.rl.algorithms import BASE
 
 
 @dataclass(frozen=True)

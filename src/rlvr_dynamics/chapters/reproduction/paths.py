@@ -9,7 +9,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from rlvr_dynamics import toy
-from rlvr_dynamics.training.algorithms import ALGORITHMS
+from rlvr_dynamics.rl.algorithms import ALGORITHMS
 
 PATHS = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong")
 """The rollouts' paths crossed with correctness (``tasks.sums.trace``, ``tasks.sums.TRACES``):

@@ -11,7 +11,7 @@ import pandas as pd
 import yaml
 
 from rlvr_dynamics import stats
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics.chapters import REFERENCE_COSTS
 from rlvr_dynamics.chapters.reproduction import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN,
                                                  PASS1_MARGIN, PASSK_MARGIN, Check, Setting,
@@ -20,7 +20,7 @@ from rlvr_dynamics.chapters.reproduction import (ANSWER_ENTROPY_MARGIN, CASE_MAR
 from rlvr_dynamics.chapters.reproduction.models import is_base
 from rlvr_dynamics.chapters.reproduction.tables import Z
 from rlvr_dynamics.chapters.training.sentences import run_settings
-from rlvr_dynamics.training.algorithms import BASE
+from rlvr_dynamics.rl.algorithms import BASE
 
 
 # --- the settings the figures and tables state -----------------------------------------------

@@ -8,12 +8,12 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics import evaluation as ev
+from rlvr_dynamics import measure as ev
 from rlvr_dynamics.chapters.reproduction.models import Model, evaluate_models
 from rlvr_dynamics.exact import ENTROPY_SUFFIX
 from rlvr_dynamics.passk import mid_curve_k
 from rlvr_dynamics.tasks import sums
-from rlvr_dynamics.training.algorithms import BASE
+from rlvr_dynamics.rl.algorithms import BASE
 
 Z = 4.5
 """``agreement``: a sampled share agrees with the exact p within this many combined standard

@@ -1,5 +1,5 @@
 """The training chapter (``notebooks/training.md``): GRPO, GRPO-N, GSPO and GSPO-N on TRL
-(``rlvr_dynamics.training``), their runs over seeds, the lambda family between GRPO and GRPO-N,
+(``rlvr_dynamics.rl``), their runs over seeds, the lambda family between GRPO and GRPO-N,
 Figure 2's dynamics and the paper's four readings of it.
 
 The readings (Section 4.2), checked on runs over several seeds (``stats``):
@@ -33,18 +33,18 @@ from rlvr_dynamics import REPO, registry, stats
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, Text, needed, require
 from rlvr_dynamics.paper_tables import entropy_table
 from rlvr_dynamics.pretrain import PretrainConfig
-from rlvr_dynamics.training import algorithms
-from rlvr_dynamics.training.algorithms import ALGORITHMS
-from rlvr_dynamics.training.config import Settings, TrainConfig
-from rlvr_dynamics.training.dynamics import HELDOUT_PREFIXES, curve, summary
-from rlvr_dynamics.training.run import load_dynamics, obtain_all
+from rlvr_dynamics.rl import algorithms
+from rlvr_dynamics.rl.algorithms import ALGORITHMS
+from rlvr_dynamics.rl.config import Settings, TrainConfig
+from rlvr_dynamics.rl.dynamics import HELDOUT_PREFIXES, curve, summary
+from rlvr_dynamics.rl.runs import load_dynamics, obtain_all
 from rlvr_dynamics.verdicts import PAPER_ALGORITHMS
 
 
 class Params(NeedsParams, Settings):
     """The runs (``algorithms`` x ``seeds``, and GRPO at each of ``lambdas`` x ``seeds``), the
     policy (``model``: ``sums-base`` -- the base-model chapter's base -- or another registry
-    model, with ``task``), and every setting of a run (``training.config.Settings``, declared
+    model, with ``task``), and every setting of a run (``rl.config.Settings``, declared
     there once and inherited here; Appendix C.2 for the paper profile). ``train_inline``: train
     missing runs here (CPU), ``workers`` at a time; otherwise a missing run is an error that
     gives its launch command."""
@@ -142,7 +142,7 @@ def settings_table(T: Params) -> pd.DataFrame:
 def obtain_runs(T: Params, profile: str, *, lambdas: bool = True, workers: int | None = None
                 ) -> dict[tuple[str, int, float | None], Path]:
     """The finished runs of ``T.runs()`` (without the lambda family unless ``lambdas``),
-    trained first where missing, ``workers`` at a time (``training.run.obtain_all``)."""
+    trained first where missing, ``workers`` at a time (``rl.runs.obtain_all``)."""
     grid = {k: cfg for k, cfg in T.runs().items() if lambdas or k[2] is None}
     return dict(zip(grid, obtain_all(list(grid.values()), profile, inline=T.train_inline,
                                      workers=workers or T.workers)))
@@ -159,12 +159,12 @@ def by_lambda(T: Params, folders: dict[tuple, Path]) -> dict[float, list[Path]]:
 
 
 def dynamics_of(runs: dict[Any, list[Path]]) -> dict[Any, list[list[dict[str, Any]]]]:
-    """label -> one logged record list per seed (``training.dynamics.records``)."""
+    """label -> one logged record list per seed (``rl.dynamics.records``)."""
     return {label: [load_dynamics(f) for f in folders] for label, folders in runs.items()}
 
 
 def algorithm_table() -> pd.DataFrame:
-    """The registered algorithms (``training.algorithms``): where each takes its importance
+    """The registered algorithms (``rl.algorithms``): where each takes its importance
     ratio, its weight lambda on positive samples, and its advantage (group-relative, or
     REINFORCE-style mu r - (1 - r) for NSR and W-REINFORCE)."""
     return pd.DataFrame([{"algorithm": a.label, "importance ratio": a.importance_sampling_level,
@@ -178,7 +178,7 @@ def algorithm_table() -> pd.DataFrame:
 
 SHARE, PATH_ENTROPY = HELDOUT_PREFIXES
 """The logged share of held-out greedy completions on a path (``SHARE + path``) and their
-token entropy (``PATH_ENTROPY + path``), as ``training.dynamics.heldout_entry`` writes them."""
+token entropy (``PATH_ENTROPY + path``), as ``rl.dynamics.heldout_entry`` writes them."""
 
 
 def end_values(dynamics: dict[str, list[list[dict[str, Any]]]], key: str
@@ -189,7 +189,7 @@ def end_values(dynamics: dict[str, list[list[dict[str, Any]]]], key: str
 
 
 def seed_summaries(dynamics: dict[str, list[list[dict[str, Any]]]]) -> dict[str, pd.DataFrame]:
-    """label -> one row per seed of ``training.dynamics.summary`` (the held-out curves at the
+    """label -> one row per seed of ``rl.dynamics.summary`` (the held-out curves at the
     base, at the lowest entropy and at the end)."""
     return {label: pd.DataFrame([summary(r) for r in runs]) for label, runs in dynamics.items()}
 
@@ -239,7 +239,7 @@ def entropy_ratios(dynamics: dict[str, list[list[dict[str, Any]]]], profile: str
 
 def by_path_table(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFrame:
     """Per algorithm, at the base (the first held-out record) and at the end (the last), the
-    held-out greedy completions split by path (``training.dynamics.heldout_entry``): the share
+    held-out greedy completions split by path (``rl.dynamics.heldout_entry``): the share
     of each path and the token entropy of the completions on it, mean over the seeds where any
     took it (the ``seeds`` columns count them); the whole held-out entropy beside. A path no
     greedy completion took is left out; empty where the task has no paths."""

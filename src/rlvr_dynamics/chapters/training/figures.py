@@ -9,7 +9,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from rlvr_dynamics.chapters.style import COLORS
-from rlvr_dynamics.training.dynamics import curve
+from rlvr_dynamics.rl.dynamics import curve
 
 PANELS = [("greedy_accuracy", "greedy accuracy (held-out)"),
           ("heldout_entropy", "token entropy (held-out)"),

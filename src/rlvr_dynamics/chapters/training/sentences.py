@@ -10,7 +10,7 @@ from typing import Any
 
 from rlvr_dynamics.chapters.training import (ENTROPY, HELD_OUT, ROLLOUT_WINDOW, VERDICT_CLAIMS,
                                              end_values, paper_settings, readings)
-from rlvr_dynamics.training.dynamics import curve
+from rlvr_dynamics.rl.dynamics import curve
 
 
 def run_settings(T: Any) -> str:

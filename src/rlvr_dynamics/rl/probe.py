@@ -35,8 +35,8 @@ from rlvr_dynamics import exact
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.base import Problem, Task
-from rlvr_dynamics.training.data import prompt_text
-from rlvr_dynamics.training.dynamics import Periodic
+from rlvr_dynamics.rl.data import prompt_text
+from rlvr_dynamics.rl.dynamics import Periodic
 
 SETTINGS = {"paper": (0.6, 0.95), "full": (1.0, 1.0)}
 """(temperature, top-p) of each measurement: Appendix C.2's evaluation setting, and the full

@@ -33,7 +33,7 @@ from trl.models import unwrap_model_for_generation
 
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 from rlvr_dynamics.tasks.base import Problem, Task
-from rlvr_dynamics.training.data import prompt_text
+from rlvr_dynamics.rl.data import prompt_text
 
 TRAIN_KEYS = {"reward": "reward", "actor_entropy": "entropy", "kl": "kl",
               "clip_fraction": "clip_ratio/region_mean", "frac_negative": "frac_negative"}

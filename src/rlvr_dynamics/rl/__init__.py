@@ -14,6 +14,6 @@ Appendix B.5 and C.2), and the lambda-weighted family between GRPO and GRPO-N.
   launch command of a missing run.
 
 Launch at the paper's scale with ``accelerate launch ... -m rlvr_dynamics.run train`` (README).
-The submodules are imported explicitly (``from rlvr_dynamics.training.run import train``), so
+The submodules are imported explicitly (``from rlvr_dynamics.rl.runs import train``), so
 that reading a configuration never pays for importing TRL.
 """

@@ -23,7 +23,7 @@ from rlvr_dynamics.path_prior import Prior
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
 from rlvr_dynamics.tasks.sums import SumTask
-from rlvr_dynamics.training import algorithms
+from rlvr_dynamics.rl import algorithms
 
 LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 """TRL's normalisers for the clipped surrogate: ``dapo`` is verl's token-mean (what the paper

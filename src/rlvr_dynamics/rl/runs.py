@@ -28,13 +28,13 @@ from rlvr_dynamics import registry
 from rlvr_dynamics.parallel import pool_map
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
-from rlvr_dynamics.training import algorithms
-from rlvr_dynamics.training.config import TrainConfig, check_sizes, world_size
-from rlvr_dynamics.training.data import dataset, mix, reward_function, trace_functions
-from rlvr_dynamics.training.dynamics import DynamicsCallback, records
-from rlvr_dynamics.training.probe import (SETTINGS, BoundaryProbe, SampledProbe,
+from rlvr_dynamics.rl import algorithms
+from rlvr_dynamics.rl.config import TrainConfig, check_sizes, world_size
+from rlvr_dynamics.rl.data import dataset, mix, reward_function, trace_functions
+from rlvr_dynamics.rl.dynamics import DynamicsCallback, records
+from rlvr_dynamics.rl.probe import (SETTINGS, BoundaryProbe, SampledProbe,
                                          StopAfterCrossover, probed)
-from rlvr_dynamics.training.trainer import GRPONConfig, GRPONTrainer
+from rlvr_dynamics.rl.trainer import GRPONConfig, GRPONTrainer
 
 log = logging.getLogger(__name__)
 
