@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from rlvr_dynamics import verdicts
-from rlvr_dynamics.run import chapters
+from rlvr_dynamics.execution import chapters
 
 pytestmark = pytest.mark.slow
 
@@ -157,12 +157,14 @@ def test_a_published_book_shows_each_page_with_its_source_profile(smoke_book):
     of its own after the chapters (which keep their numbers), titled with its profile and
     headed by where its numbers come from; every other page is headed likewise; the run
     report lists the extra page."""
-    from rlvr_dynamics import run
-    root = run.REPO / "build" / "smoke-publish" / "book"  # apart from a real `make publish`
-    report = run.assemble("smoke", {}, root, also={"theory": ["smoke"]})
+    from rlvr_dynamics import REPO
+    from rlvr_dynamics.book import build_book
+    from rlvr_dynamics.publish import assemble
+    root = REPO / "build" / "smoke-publish" / "book"  # apart from a real `make publish`
+    report = assemble("smoke", {}, root, also={"theory": ["smoke"]})
     assert report["theory--smoke"] == {"profile": "smoke", "state": "current"}
     assert all(r["state"] == "current" for r in report.values()), report
-    index = run.build_book("smoke-publish", verdicts_of="smoke")
+    index = build_book("smoke-publish", verdicts_of="smoke")
     html = index.parent / "notebooks"
     again = (html / "theory--smoke.html").read_text()
     assert "the <code class=\"docutils literal notranslate\"><span class=\"pre\">smoke</span>" \

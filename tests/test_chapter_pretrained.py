@@ -94,11 +94,11 @@ def test_the_claims_are_checked_on_every_training_level(monkeypatch):
         return [{"claim": "large_k", "ours": f"{test} ours", "checks": [("d", f"v {test}")],
                  "also": [("a", f"w {test}")]},
                 {"claim": "ood", "ours": f"{ood} ours", "checks": [("o", "x")], "also": []}]
-    monkeypatch.setattr(sentences.rp_sentences, "claim_rows", per_level)
-    monkeypatch.setattr(sentences.rp, "passk_problems", lambda recs, ks: None)
-    monkeypatch.setattr(sentences.rp, "entropy_problems", lambda recs: None)
-    monkeypatch.setattr(sentences.rp, "mid_curve", lambda recs, ks: None)
-    monkeypatch.setattr(sentences.tr_sentences, "verdict_rows", lambda dynamics: [])
+    monkeypatch.setattr(sentences, "comparison_rows", per_level)
+    monkeypatch.setattr(sentences, "passk_problems", lambda recs, ks: None)
+    monkeypatch.setattr(sentences, "entropy_problems", lambda recs: None)
+    monkeypatch.setattr(sentences, "mid_curve", lambda recs, ks: None)
+    monkeypatch.setattr(sentences, "reading_rows", lambda dynamics: [])
     P = params("cpu-smollm2")
     rows = sentences.claim_rows(chapter.Results("cpu-smollm2", P, None, {}, {}), 16)
     pairs, triples, harder = (f"arith:digits={d},terms={t}" for d, t in ((1, 2), (1, 3), (2, 2)))

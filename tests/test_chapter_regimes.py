@@ -762,7 +762,7 @@ def test_the_laws_are_registered_per_update_and_read_like_the_toys_runs(monkeypa
 
 def test_the_figures_settings_name_each_regimes_own_group_size():
     from rlvr_dynamics.chapters import needed
-    from rlvr_dynamics.run import plan
+    from rlvr_dynamics.profiles import plan
     P = chapter.Params.parse(plan("smoke", ["regimes"])["regimes"])
     T = needed(P, "training")
     hard = {"test": np.array([True, False, True])}

@@ -81,3 +81,53 @@ def test_a_computation_recomputes_what_depends_on_it(package_copy, module, affec
     after = fingerprints()
     assert [m for m in affected if after[m] == before[m]] == []
     assert after["rlvr_dynamics.pretrain"] == before["rlvr_dynamics.pretrain"]  # not its input
+
+
+def test_a_result_is_keyed_by_exactly_the_code_it_imports(package_copy, monkeypatch):
+    """Each module edited alone moves the fingerprints of exactly the stored results whose
+    computation imports it (``imports.closure``) and no other: an edit of another chapter's
+    computation or words leaves a chapter's results (the regimes chapter's registered
+    predictions among them) where they were."""
+    copy, fingerprints = package_copy
+    before = fingerprints()
+    closures = {p: set(imports.closure(p)) for p in before}
+    hashes, compute = {}, store._module_hash.__wrapped__
+
+    def module_hash(m: str) -> str:  # forgotten one module at a time (an edit adds no import)
+        return hashes[m] if m in hashes else hashes.setdefault(m, compute(m))
+
+    module_hash.cache_clear = hashes.clear
+    monkeypatch.setattr(store, "_module_hash", module_hash)
+    wrong = []
+    for module in imports.modules():
+        if module in store.BOOKKEEPING:
+            continue
+        path = copy.joinpath(*module.split(".")[1:])
+        path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+        source = path.read_text()
+        path.write_text(source + "\nEDITED = 1\n")
+        hashes.pop(module, None)
+        store.code_fingerprint.cache_clear()
+        after = {p: store.code_fingerprint(p) for p in before}
+        path.write_text(source)
+        hashes.pop(module, None)
+        moved = {p for p in before if after[p] != before[p]}
+        expected = {p for p in before if module in closures[p]}
+        if moved != expected:
+            wrong.append(f"{module}: moved {sorted(moved ^ expected)} wrongly")
+    assert not wrong, "\n".join(wrong)
+    assert not any(imports.chapter_of(m) not in (None, "regimes")
+                   for m in closures["rlvr_dynamics.chapters.regimes"])
+
+
+def test_the_exact_key_check_sees_a_result_keyed_by_another_chapter(package_copy):
+    """The check above can fail: with the regimes chapter importing the reproduction chapter's
+    paths again, an edit there moves the regimes chapter's registrations."""
+    copy, fingerprints = package_copy
+    prediction = copy / "chapters" / "regimes" / "prediction.py"
+    prediction.write_text(prediction.read_text()
+                          + "\nfrom rlvr_dynamics.chapters.reproduction import paths\n")
+    before = fingerprints()
+    edit(copy, "rlvr_dynamics.chapters.reproduction.paths")
+    assert fingerprints()["rlvr_dynamics.chapters.regimes.prediction"] \
+        != before["rlvr_dynamics.chapters.regimes.prediction"]

@@ -1,11 +1,11 @@
-"""The transition law of the toy (``chapters.toy_dynamics.law``): the two-path time is the
+"""The transition law of the toy (``law``): the two-path time is the
 mean field's, the three-path law fitted on one grid predicts the SGD mean field and the
 simulator's median at points not used to fit it, and a law of the wrong power would not."""
 import numpy as np
 import pytest
 
 from rlvr_dynamics import toy
-from rlvr_dynamics.chapters.toy_dynamics import law
+from rlvr_dynamics import law
 
 FIT = dict(p2=[0.003, 0.01], rewards=[[0.5, 1.0, 0.0], [0.3, 1.0, 0.0]], G=[2, 8],
            pi0=[0.495, 0.01, 0.495], lr=1.0, steps=30_000)

@@ -27,6 +27,30 @@ def test_the_package_is_imported_at_module_level_only():
     assert not inside, "\n".join(inside)
 
 
+def test_no_chapter_imports_another():
+    """A chapter imports the library and the shared chapter modules, never another chapter's
+    computation or words (so that a stored result is keyed by its own chapter's code only)."""
+    assert imports.chapter_imports() == []
+
+
+def test_the_chapter_check_sees_a_bad_edge(monkeypatch):
+    graph = {k: dict(v) for k, v in imports.graph().items()}
+    graph["rlvr_dynamics.chapters.regimes.prediction"][
+        "rlvr_dynamics.chapters.reproduction.paths"] = [(12, True)]
+    monkeypatch.setattr(imports, "graph", lambda: graph)
+    assert imports.chapter_imports() == [
+        "rlvr_dynamics.chapters.regimes.prediction imports "
+        "rlvr_dynamics.chapters.reproduction.paths at line 12"]
+
+
+def test_shared_chapter_modules_belong_to_no_chapter():
+    assert imports.chapter_of("rlvr_dynamics.chapters.style") is None
+    assert imports.chapter_of("rlvr_dynamics.chapters") is None
+    assert imports.chapter_of("rlvr_dynamics.chapters.regimes") == "regimes"
+    assert imports.chapter_of("rlvr_dynamics.chapters.regimes.stages") == "regimes"
+    assert imports.chapter_of("rlvr_dynamics.toy") is None
+
+
 def test_the_checks_see_a_bad_edge(monkeypatch):
     """The checks can fail: an upward edge and a cycle planted in the graph are found."""
     graph = {k: dict(v) for k, v in imports.graph().items()}

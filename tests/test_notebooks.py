@@ -6,7 +6,7 @@ import jupytext
 import pytest
 
 from rlvr_dynamics.profiles import notebook_path
-from rlvr_dynamics.run import chapters
+from rlvr_dynamics.execution import chapters
 
 DEFINITION = re.compile(r"^\s*(def|class|async def) \w+|^\s*for .+:\n(\s+.*\n)*?\s+ax\w*\.\w+\(",
                         flags=re.M)

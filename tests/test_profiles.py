@@ -11,7 +11,7 @@ from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import toy_dynamics
 from rlvr_dynamics.profiles import (available_profiles, load_profile, notebook_defaults,
                                     parse_overrides, plan, resolve)
-from rlvr_dynamics.run import chapters
+from rlvr_dynamics.execution import chapters
 
 
 def test_the_book_and_the_declarations_list_the_same_chapters():

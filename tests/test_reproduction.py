@@ -7,7 +7,8 @@ import pytest
 from rlvr_dynamics import boundary, stats, toy, verdicts
 from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import ParameterError
-from rlvr_dynamics.chapters.reproduction import claims, sentences
+from rlvr_dynamics.chapters.reproduction import sentences
+from rlvr_dynamics.comparison import claims
 from rlvr_dynamics.profiles import resolve
 
 
@@ -168,9 +169,9 @@ def claim_inputs(full: dict[str, list[float]] = FLAT, bang: dict[str, list[float
 
 def rows_of(headline: str, support=None, **kw) -> dict[str, dict]:
     passk, mid, entropy, bangs = claim_inputs(**kw)
-    return {r["claim"]: r for r in sentences.claim_rows(passk, mid, entropy, bangs,
-                                                        ["paper", "full"], headline, "t", "o",
-                                                        "full", 8, support)}
+    return {r["claim"]: r for r in sentences.comparison_rows(passk, mid, entropy, bangs,
+                                                             ["paper", "full"], headline, "t",
+                                                             "o", "full", 8, support)}
 
 
 def verdicts_of(row: dict, key: str = "checks") -> list[str]:
@@ -470,12 +471,12 @@ def test_the_ceiling_sets_what_the_direct_path_can_solve_beside_the_base():
 
 
 def test_each_path_is_a_trace_and_is_drawn():
-    from rlvr_dynamics.chapters.reproduction import figures
+    from rlvr_dynamics.chapters.style import PATH_STYLE
     from rlvr_dynamics.tasks import sums
 
-    assert set(rp.PATHS) <= set(sums.TRACES)
-    assert list(figures.PATH_STYLE) == list(rp.PATHS)
-    assert len({(c, ls) for _, c, ls in figures.PATH_STYLE.values()}) == len(rp.PATHS)
+    assert set(sums.PATH_TRACES) <= set(sums.TRACES)
+    assert list(PATH_STYLE) == list(sums.PATH_TRACES)
+    assert len({(c, ls) for _, c, ls in PATH_STYLE.values()}) == len(sums.PATH_TRACES)
 
 
 def test_the_stepwise_path_the_stages_and_the_knob_in_words(monkeypatch, tmp_path):

@@ -4,7 +4,13 @@ import nbformat
 import pytest
 import yaml
 
-from rlvr_dynamics import profiles, run
+from rlvr_dynamics import REPO, profiles
+from rlvr_dynamics.book import MEASURED, OTHER_PROFILES, toc_without
+from rlvr_dynamics.chapters import ParameterError
+from rlvr_dynamics.execution import BOOK, STAMP, chapter_of, pages, stamp
+from rlvr_dynamics.publish import assemble, published_from
+from rlvr_dynamics.report import (PROFILE_COSTS, executions, measured_cost, profile_costs_md,
+                                  run_report)
 
 
 @pytest.mark.parametrize("seconds, says", [(30, "0.5 min here against 2.0 min there, 1.5 "
@@ -16,15 +22,15 @@ def test_the_run_report_compares_with_the_reference_build(tmp_path, monkeypatch,
     way."""
     reference = tmp_path / "reference.yaml"
     reference.write_text("profile: cpu\nlabel: the old one\nminutes: {theory: 2.0}\n")
-    monkeypatch.setattr(run, "REFERENCE_COSTS", reference)
+    monkeypatch.setattr("rlvr_dynamics.report.REFERENCE_COSTS", reference)
     nb = nbformat.v4.new_notebook(metadata={"papermill": {"duration": seconds}})
     (tmp_path / "notebooks").mkdir()
     nbformat.write(nb, tmp_path / "notebooks" / "theory.ipynb")
-    report = run.run_report("cpu", tmp_path)
+    report = run_report("cpu", tmp_path)
     assert f"| theory | cpu | - |  | {seconds / 60:.1f} min | 2.0 min |" in report
     assert f"Against the reference build (the old one): the chapters both ran took {says}" \
         in report
-    assert "reference build" not in run.run_report("smoke", tmp_path)
+    assert "reference build" not in run_report("smoke", tmp_path)
 
 
 def test_the_run_report_lists_damaged_results_set_aside(tmp_path, monkeypatch):
@@ -33,7 +39,7 @@ def test_the_run_report_lists_damaged_results_set_aside(tmp_path, monkeypatch):
     from rlvr_dynamics import store
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     (tmp_path / "notebooks").mkdir()
-    assert "No stored result was found damaged" in run.run_report("smoke", tmp_path)
+    assert "No stored result was found damaged" in run_report("smoke", tmp_path)
     e = store.Entry(store.results_dir("smoke", "toy_dynamics") / "summarise-abc",
                     code="rlvr_dynamics.toy")
 
@@ -43,13 +49,13 @@ def test_the_run_report_lists_damaged_results_set_aside(tmp_path, monkeypatch):
     size = (e.path / "result.json").stat().st_size
     (e.path / "result.json").write_text("[1, 2")
     assert not e.done
-    report = run.run_report("smoke", tmp_path)
+    report = run_report("smoke", tmp_path)
     assert f"- `toy_dynamics/summarise-abc` (result.json has 5 bytes, {size} when finished)" \
         in report
     assert "set aside in `results/smoke/damaged/toy_dynamics/summarise-abc-" in report
     assert report.count("not computed again yet") == 1
     store.obtain(e, compute)
-    report = run.run_report("smoke", tmp_path)
+    report = run_report("smoke", tmp_path)
     assert ", computed again" in report and "not computed again yet" not in report
 
 
@@ -64,7 +70,7 @@ def test_the_rerun_page_gets_the_other_profiles_costs_from_their_measurements(tm
         "- {profile: cpu-smollm2, date: 2026-12-05, commit: def5678, lab_notebook: 28, how: "
         "alone, what: six runs, minutes: 117, parts: [{part: the runs, minutes: 98, runs: "
         "{GRPO: [29.5, 27.7]}}, {part: the rest, minutes: 11.4}]}\n")
-    md = run.profile_costs_md(record)
+    md = profile_costs_md(record)
     assert ("| `cpu-map` | 2026-12-04, code of commit abc1234, on 2 cores (lab notebook, section "
             "27) | a grid | about 2.7 h | - |") in md
     assert ("| six runs | 1 h 57 min | the runs 98 min (GRPO 27.7-29.5 min a run); the rest "
@@ -74,21 +80,21 @@ def test_the_rerun_page_gets_the_other_profiles_costs_from_their_measurements(tm
 def test_every_measured_profile_cost_names_a_profile_its_commit_and_its_lab_notebook_section():
     """The record the rerun page's costs come from: known profiles, each measurement dated,
     with its commit and a section of the lab notebook that exists; the page has the marker."""
-    lab = (run.REPO / "docs" / "experiments" / "cpu_scale.md").read_text()
-    for e in yaml.safe_load(run.PROFILE_COSTS.read_text()):
+    lab = (REPO / "docs" / "experiments" / "cpu_scale.md").read_text()
+    for e in yaml.safe_load(PROFILE_COSTS.read_text()):
         assert e["profile"] in profiles.available_profiles()
         assert e["date"] and e["commit"] and e["minutes"] > 0
         assert f"\n## {e['lab_notebook']}. " in lab
-    assert run.MEASURED in (run.BOOK / "rerun.md").read_text()
+    assert MEASURED in (BOOK / "rerun.md").read_text()
 
 
 def executed(builds, profile: str, name: str, **made) -> None:
     """An executed notebook of chapter ``name`` under ``profile`` in ``builds``, stamped as
-    this checkout would stamp it (``run.stamp``), with ``made`` overriding the stamp."""
+    this checkout would stamp it (``execution.stamp``), with ``made`` overriding the stamp."""
     nb = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_markdown_cell(f"# {name}\nIntro."), nbformat.v4.new_code_cell("1")],
         metadata={"papermill": {"duration": 600, "end_time": "2026-12-05T12:00:00"},
-                  run.STAMP: {**run.stamp(profile, name), **made}})
+                  STAMP: {**stamp(profile, name), **made}})
     folder = builds / profile / "book" / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, folder / f"{name}.ipynb")
@@ -99,12 +105,13 @@ def test_the_published_book_takes_each_chapter_from_its_profile_and_says_so(tmp_
     """Each chapter from the profile the publish file names, headed by where its numbers come
     from; one made by older code is shown with a warning, one its profile never executed
     falls back to the default's and is named; nothing is executed."""
-    monkeypatch.setattr(run, "chapters", lambda: ["theory", "pretrained"])
+    for module in ("execution", "publish"):  # where the pages and the assembly look it up
+        monkeypatch.setattr(f"rlvr_dynamics.{module}.chapters", lambda: ["theory", "pretrained"])
     builds, root = tmp_path / "build", tmp_path / "publish"
     executed(builds, "cpu", "theory")
     executed(builds, "cpu", "pretrained")
     executed(builds, "cpu-smollm2", "pretrained")
-    report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
+    report = assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
     assert report == {"theory": {"profile": "cpu", "state": "current"},
                       "pretrained": {"profile": "cpu-smollm2", "state": "current"}}
     page = nbformat.read(root / "notebooks" / "pretrained.ipynb", as_version=4)
@@ -115,23 +122,23 @@ def test_the_published_book_takes_each_chapter_from_its_profile_and_says_so(tmp_
                            "executed 2026-12-05 12:00 UTC")
     assert "in 10.0 minutes" in head and "make reproduce PROFILE=cpu-smollm2" in head
     assert "warning" not in head
-    last = [e for e in yaml.safe_load(run.PROFILE_COSTS.read_text())
+    last = [e for e in yaml.safe_load(PROFILE_COSTS.read_text())
             if e["profile"] == "cpu-smollm2"][-1]
     assert f"({last['date']}, code of commit {last['commit']}, {last['how']};" in head
     theory = nbformat.read(root / "notebooks" / "theory.ipynb", as_version=4).cells[0].source
     assert "The whole profile took" not in theory  # cpu: no entry; its rerun page states it
     executed(builds, "cpu-smollm2", "pretrained", code="older")
-    report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
+    report = assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
     assert report["pretrained"]["state"] == "older code"
     head = nbformat.read(root / "notebooks" / "pretrained.ipynb", as_version=4).cells[0].source
     assert ":::{warning}\nThis page was computed by older code" in head
     (builds / "cpu-smollm2" / "book" / "notebooks" / "pretrained.ipynb").unlink()
-    report = run.assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
+    report = assemble("cpu", {"pretrained": "cpu-smollm2"}, root, builds)
     assert report["pretrained"]["profile"] == "cpu"
     assert "cpu-smollm2 has not executed it: make reproduce PROFILE=cpu-smollm2" in \
         report["pretrained"]["state"]
     (builds / "cpu" / "book" / "notebooks" / "theory.ipynb").unlink()
-    assert run.assemble("cpu", {}, root, builds)["theory"]["state"].startswith("missing")
+    assert assemble("cpu", {}, root, builds)["theory"]["state"].startswith("missing")
     assert not (root / "notebooks" / "theory.ipynb").exists()
 
 
@@ -140,13 +147,15 @@ def test_a_chapter_is_shown_again_under_another_profile_on_a_page_of_its_own(tmp
     """``also``: the chapter as a second profile executed it, on its own page after the
     chapter (in the table of contents and the run report), titled and headed with that
     profile; older code is said; a profile that has not run it is named as missing."""
-    monkeypatch.setattr(run, "chapters", lambda: ["theory", "regimes", "verdict"])
+    for module in ("execution", "publish"):
+        monkeypatch.setattr(f"rlvr_dynamics.{module}.chapters",
+                            lambda: ["theory", "regimes", "verdict"])
     builds, root = tmp_path / "build", tmp_path / "publish"
     for name in ("theory", "regimes", "verdict"):
         executed(builds, "cpu", name)
     executed(builds, "cpu-map", "regimes")
     executed(builds, "cpu-grid", "regimes", code="older")
-    report = run.assemble("cpu", {"regimes": "cpu-map"}, root, builds,
+    report = assemble("cpu", {"regimes": "cpu-map"}, root, builds,
                           also={"regimes": ["cpu-grid", "cpu-nsr"]})
     assert report["regimes"] == {"profile": "cpu-map", "state": "current"}
     assert report["regimes--cpu-grid"] == {"profile": "cpu-grid", "state": "older code"}
@@ -155,21 +164,21 @@ def test_a_chapter_is_shown_again_under_another_profile_on_a_page_of_its_own(tmp
     assert page.cells[0].source.startswith("# regimes: the `cpu-grid` profile\n\n*The numbers "
                                            "on this page come from the `cpu-grid` profile*")
     assert ":::{warning}" in page.cells[0].source
-    assert run.pages(root) == ["theory", "regimes", "regimes--cpu-grid", "verdict"]
-    assert list(run.executions(root)) == run.pages(root)
-    toc = run.toc_without(["pretrained"], ["regimes--cpu-grid"])
+    assert pages(root) == ["theory", "regimes", "regimes--cpu-grid", "verdict"]
+    assert list(executions(root)) == pages(root)
+    toc = toc_without(["pretrained"], ["regimes--cpu-grid"])
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
     assert "notebooks/pretrained" not in files and "notebooks/regimes" in files
     again = toc["parts"][-2]  # its own part, unnumbered: the chapters keep their numbers
-    assert again["caption"] == run.OTHER_PROFILES and not again.get("numbered")
+    assert again["caption"] == OTHER_PROFILES and not again.get("numbered")
     assert again["chapters"] == [{"file": "notebooks/regimes--cpu-grid"}]
     assert toc["parts"][-1]["caption"] == "About this build"
-    assert run.toc_without([]) == yaml.safe_load((run.BOOK / "_toc.yml").read_text())
-    assert run.chapter_of("regimes--cpu-grid") == "regimes" == run.chapter_of("regimes")
+    assert toc_without([]) == yaml.safe_load((BOOK / "_toc.yml").read_text())
+    assert chapter_of("regimes--cpu-grid") == "regimes" == chapter_of("regimes")
 
 
 def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
-    default, chosen, refresh, also = published = run.published_from()
+    default, chosen, refresh, also = published = published_from()
     assert default == "cpu" and chosen == {"training": "cpu-nsr", "reproduction": "cpu-nsr",
                                            "regimes": "cpu-map", "pretrained": "cpu-smollm2"}
     assert refresh == ["verdict"] and also == {"regimes": ["cpu-grid"]}
@@ -178,14 +187,14 @@ def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
     assert sorted(verdict.Params().beside) == sorted(published.profiles)
     bad = tmp_path / "publish.yaml"
     bad.write_text("default: cpu\nchapters: {regimes: cpu-mpa}\n")
-    with pytest.raises(run.ParameterError, match="regimes names the profile 'cpu-mpa'"):
-        run.published_from(bad)
+    with pytest.raises(ParameterError, match="regimes names the profile 'cpu-mpa'"):
+        published_from(bad)
     bad.write_text("default: cpu\nchapters: {regime: cpu-map}\n")
-    with pytest.raises(run.ParameterError, match=r"unknown chapter\(s\) \['regime'\]"):
-        run.published_from(bad)
+    with pytest.raises(ParameterError, match=r"unknown chapter\(s\) \['regime'\]"):
+        published_from(bad)
     bad.write_text("default: cpu\nalso: {regimes: [cpu-gird]}\n")
-    with pytest.raises(run.ParameterError, match="regimes names the profile 'cpu-gird'"):
-        run.published_from(bad)
+    with pytest.raises(ParameterError, match="regimes names the profile 'cpu-gird'"):
+        published_from(bad)
 
 
 def test_the_workflow_runs_each_heavy_profile_apart_and_publishes_one_book():
@@ -193,9 +202,9 @@ def test_the_workflow_runs_each_heavy_profile_apart_and_publishes_one_book():
     publish file shows chapters from, resumable through the cache and saved even when cut off,
     each handing its executed notebooks and verdicts to the job that runs `make publish` and
     uploads that book."""
-    flow = yaml.safe_load((run.REPO / ".github" / "workflows" / "book.yml").read_text())
+    flow = yaml.safe_load((REPO / ".github" / "workflows" / "book.yml").read_text())
     jobs = flow["jobs"]
-    heavy_profiles = run.published_from().profiles
+    heavy_profiles = published_from().profiles
     steps = {name: [s.get("run", "") + str(s.get("uses", "")) for s in job["steps"]]
              for name, job in jobs.items()}
     assert any("make reproduce PROFILE=cpu " in s for s in steps["build"])
@@ -225,6 +234,6 @@ def test_a_profiles_measured_cost_is_its_last_entry(tmp_path):
         {"profile": "p", "date": "2026-12-04", "commit": "aaa", "how": "first", "minutes": 162,
          "about": True},
         {"profile": "p", "date": "2026-12-05", "commit": "bbb", "how": "second", "minutes": 117}]))
-    said = run.measured_cost("p", costs)
+    said = measured_cost("p", costs)
     assert "took 1 h 57 min when last measured (2026-12-05, code of commit bbb, second;" in said
-    assert run.measured_cost("q", costs) == ""
+    assert measured_cost("q", costs) == ""

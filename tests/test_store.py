@@ -220,7 +220,7 @@ def test_a_training_run_with_a_truncated_dynamics_file_is_trained_again(tmp_path
 
     from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
     from rlvr_dynamics.tasks.sums import ALPHABET
-    from rlvr_dynamics.rl import run
+    import rlvr_dynamics.rl.runs as run
 
     tok = char_tokenizer(ALPHABET)
     tiny_qwen2(tok, hidden=32, layers=2, seed=0).save_pretrained(tmp_path / "tiny")

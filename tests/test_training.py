@@ -354,7 +354,7 @@ def test_readings_of_figure_2_can_come_out_every_way():
     import numpy as np
 
     from rlvr_dynamics import stats
-    from rlvr_dynamics.chapters.training import readings
+    from rlvr_dynamics.rl.readings import readings
 
     rng = np.random.default_rng(0)
     paper_like = {
@@ -387,7 +387,7 @@ def test_the_entropy_minimum_is_after_the_start():
     import numpy as np
 
     from rlvr_dynamics import stats
-    from rlvr_dynamics.chapters.training import readings
+    from rlvr_dynamics.rl.readings import readings
 
     rng = np.random.default_rng(1)
     rising = {"GRPO": synthetic(lambda t: 0.4, lambda t: 0.5, 4, 0.005, rng),
@@ -402,8 +402,8 @@ def test_a_path_switch_moves_the_held_out_entropy_not_the_verdict():
     import numpy as np
 
     from rlvr_dynamics import stats
-    from rlvr_dynamics.chapters.training import readings
-    from rlvr_dynamics.chapters.training.sentences import verdict_rows
+    from rlvr_dynamics.rl.readings import readings
+    from rlvr_dynamics.chapters.sentences import reading_rows
 
     rng = np.random.default_rng(3)
     switch = lambda t: 0.4 if t < 50 else 0.1  # noqa: E731
@@ -413,12 +413,12 @@ def test_a_path_switch_moves_the_held_out_entropy_not_the_verdict():
                               "verdict"] == stats.NO_EFFECT
     assert readings(flat, "heldout_entropy").loc[
         ("4. GRPO-N ends above the base", "GRPO-N: end - base"), "verdict"] == stats.OPPOSITE
-    rows = {r["claim"]: r for r in verdict_rows(flat)}
+    rows = {r["claim"]: r for r in reading_rows(flat)}
     assert [v for _, v in rows["entropy_recovery"]["checks"]][-1] == stats.NO_EFFECT
 
 
 def test_the_rollout_entropy_is_read_from_the_base_then_in_windows():
-    from rlvr_dynamics.chapters.training import ROLLOUT_WINDOW, reading_curve
+    from rlvr_dynamics.rl.readings import ROLLOUT_WINDOW, reading_curve
 
     run = [{"step": t, "actor_entropy": float(t)} for t in range(1, 13)]
     steps, v = reading_curve([run, run], "actor_entropy")
@@ -434,13 +434,13 @@ def test_verdict_rows_carry_the_readings_and_the_end_values():
     out (without GRPO, readings 1 and 2)."""
     import numpy as np
 
-    from rlvr_dynamics.chapters.training import readings
-    from rlvr_dynamics.chapters.training.sentences import verdict_rows
+    from rlvr_dynamics.rl.readings import readings
+    from rlvr_dynamics.chapters.sentences import reading_rows
 
     rng = np.random.default_rng(2)
     dynamics = {"GRPO": synthetic(lambda t: 0.4 - 0.003 * t, lambda t: 0.5, 3, 0.01, rng),
                 "GRPO-N": synthetic(lambda t: 0.4, lambda t: 0.5 + 0.001 * t, 3, 0.01, rng)}
-    rows = {r["claim"]: r for r in verdict_rows(dynamics)}
+    rows = {r["claim"]: r for r in reading_rows(dynamics)}
     assert list(rows) == ["competitive", "entropy_collapse", "entropy_recovery"]
     table = readings(dynamics)
     for claim, numbers in [("competitive", ("1.",)), ("entropy_recovery", ("3.", "4."))]:
@@ -455,9 +455,9 @@ def test_verdict_rows_carry_the_readings_and_the_end_values():
     assert [v for _, v in rows["entropy_recovery"]["also"]] == list(
         held_out[held_out.index.get_level_values(0).str.startswith(("3.", "4."))]["verdict"])
     assert all(w.endswith("[held-out token entropy]") for w, _ in rows["entropy_recovery"]["also"])
-    alone = verdict_rows({"GRPO-N": dynamics["GRPO-N"]})
+    alone = reading_rows({"GRPO-N": dynamics["GRPO-N"]})
     assert [r["claim"] for r in alone] == ["entropy_recovery"]
-    one_seed = verdict_rows({k: v[:1] for k, v in dynamics.items()})[0]
+    one_seed = reading_rows({k: v[:1] for k, v in dynamics.items()})[0]
     assert " ± " not in one_seed["ours"]
     assert "[" not in one_seed["checks"][0][0] and "[" in rows["competitive"]["checks"][0][0]
 

@@ -23,13 +23,14 @@ LAYERS: dict[str, int] = {
     "sampling": 1, "paper_tables": 1,
     # 2: what is built from them: the toy, the base model, the registry, the boundary, verdicts,
     # exact Pass@k from the completion tree
-    "toy": 2, "pretrain": 2, "registry": 2, "verdicts": 2, "exact": 2, "path_prior": 2,
+    "toy": 2, "law": 2, "pretrain": 2, "registry": 2, "verdicts": 2, "exact": 2, "path_prior": 2,
     # 3: the evaluation and training stacks, the boundary read from evaluations
-    "measure": 3, "rl": 3, "boundary": 3,
+    "measure": 3, "rl": 3, "boundary": 3, "comparison": 3,
     # 4: the chapters (parameters, computations, readings, figures)
     "chapters": 4,
-    # 5: profiles; 6: the runner and the command lines
-    "profiles": 5, "run": 6,
+    # 5: profiles; 6: executing the notebooks, the run report, the book, publishing it;
+    # 7: the command lines
+    "profiles": 5, "execution": 6, "report": 6, "book": 6, "publish": 6, "run": 7,
 }
 """Layer of each module (by its name under the package, or its subpackage's). A module may
 import its own layer (without cycles) and the layers below, never one above."""
@@ -51,6 +52,24 @@ def presentation_imports() -> list[str]:
     n"): empty when results know nothing of colours, figures or sentences."""
     return [f"{m} imports {t} at line {lines[0][0]}" for m, edges in graph().items()
             if not is_presentation(m) for t, lines in edges.items() if is_presentation(t)]
+
+
+def chapter_of(module: str) -> str | None:
+    """The chapter whose package holds ``module`` (``chapters/<name>/``), or None for a module of
+    the library or one that every chapter shares (``chapters/__init__``, ``chapters/style.py``,
+    ``chapters/figures.py``, ``chapters/sentences.py``)."""
+    parts = modules()[module].relative_to(SOURCE).parts
+    return parts[1] if len(parts) > 2 and parts[0] == "chapters" else None
+
+
+def chapter_imports() -> list[str]:
+    """Every import of one chapter's module by another chapter's ("a imports b at line n"):
+    empty when chapters stand on the library and the shared modules, not on each other. A
+    chapter reads another's *parameters* through ``chapters.needed`` (declared in its
+    ``needs``), never by importing it."""
+    return [f"{m} imports {t} at line {lines[0][0]}" for m, edges in graph().items()
+            for t, lines in edges.items()
+            if chapter_of(m) and chapter_of(t) and chapter_of(m) != chapter_of(t)]
 
 
 def layer(module: str) -> int:

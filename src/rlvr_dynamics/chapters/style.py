@@ -12,6 +12,7 @@ import re
 import pandas as pd
 
 from rlvr_dynamics.rl.algorithms import BASE
+from rlvr_dynamics.tasks.sums import PATH_TRACES
 
 COLORS = {BASE: "black", "GRPO": "tab:blue", "GRPO-N": "tab:orange", "GSPO": "tab:green",
           "GSPO-N": "tab:red", "NSR": "tab:purple", "W-REINFORCE": "tab:brown"}
@@ -19,6 +20,13 @@ COLORS = {BASE: "black", "GRPO": "tab:blue", "GRPO-N": "tab:orange", "GSPO": "ta
 
 ACTION_COLORS = ("tab:blue", "tab:orange", "tab:gray", "tab:purple", "tab:brown", "tab:pink")
 """The toy's actions a1, a2, ... in every toy figure."""
+
+PATH_STYLE = dict(zip(PATH_TRACES, (("direct, right", "tab:blue", "-"),
+                                    ("direct, wrong", "tab:blue", ":"),
+                                    ("stepwise, right", "tab:red", "-"),
+                                    ("stepwise, wrong", "tab:red", ":"))))
+"""How each path of the language model (``tasks.sums.PATH_TRACES``) is drawn: its name, colour
+and line style (solid: right, dotted: wrong)."""
 
 TINY = 5e-13
 """Below this in magnitude a computed number is floating-point residue: shown as 0."""

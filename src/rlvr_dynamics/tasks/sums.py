@@ -221,6 +221,10 @@ TRACES = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong", "g
           "guess_wrong", "corrected", "corrected_right")
 """The per-completion statistics of ``trace``."""
 
+PATH_TRACES = TRACES[:4]
+"""The direct and stepwise paths crossed with correctness: the LM's analogues of the toy's
+actions, read by every chapter that follows the paths along training."""
+
 
 def trace(answer: str, completion: str, terms: tuple[int, ...] | None = None
           ) -> dict[str, float]:

@@ -10,11 +10,11 @@ the paper's Table 2 trains), on chat sums of several difficulties.
 * *The runs.* The training chapter's settings with ``train``'s changes for this model (LoRA,
   its learning rate, batch and token budget), on ``tasks.arithmetic.ArithmeticMix(levels)``,
   GRPO and GRPO-N over ``seeds``; their held-out dynamics give the training claims
-  (``training.readings``).
+  (``rl.readings``).
 * *The boundary.* The base (sampled ``base_repeats`` times) and every final model, n samples
   on each level's test problems and on harder levels (``ood_levels``), under each setting:
   Pass@k (Table 2's layout), the entropies (Table 4's), the problems lost and gained against
-  the base (``boundary``), and the large-k and entropy claims (``reproduction.setting_checks``).
+  the base (``boundary``), and the large-k and entropy claims (``comparison.claims.setting_checks``).
 
 A build of another profile computes nothing here: it shows ``source``'s results where that
 profile has made them (its runs and evaluations in the store, and the marker this chapter
@@ -33,15 +33,16 @@ from pydantic import model_validator
 
 from rlvr_dynamics import measure as ev
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Probability, Text, needed, require
-from rlvr_dynamics.chapters import reproduction as rp
-from rlvr_dynamics.chapters import training as tr
+from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NeedsParams, Probability, Text,
+                                    needed, require)
+from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
 from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.tasks.math import last_boxed
 from rlvr_dynamics.passk import ks_for, pass_at_k
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
 from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.readings import dynamics_of
 from rlvr_dynamics.rl.runs import obtain_all
 
 Level = ListOf(Int(1), 2)
@@ -85,7 +86,7 @@ class Params(NeedsParams):
     problems: Int(1) = 16
     n: Int(1) = 16
     ks: ListOf(Int(1)) = [1, 2, 4, 8, 16]
-    settings: dict[str, rp.Setting] = {"paper": {"temperature": 0.6, "top_p": 0.95},
+    settings: dict[str, Setting] = {"paper": {"temperature": 0.6, "top_p": 0.95},
                                        "full": {"temperature": 1.0, "top_p": 1.0}}
     base_repeats: Int(1) = 2
     workers: Int(1) = 2
@@ -128,11 +129,11 @@ def level_spec(level: list[int], boxed_only: bool = False) -> dict[str, Any]:
             **({"boxed_only": True} if boxed_only else {})}
 
 
-def training_params(P: Params) -> tr.Params:
+def training_params(P: Params) -> ChapterParams:
     """The training chapter's parameters (this build's) with ``P.train``'s changes."""
     T = needed(P, "training")
-    return tr.Params.parse({**T.values(), **P.train, "algorithms": P.algorithms,
-                            "seeds": P.seeds, "lambdas": []})
+    return type(T).parse({**T.values(), **P.train, "algorithms": P.algorithms,
+                          "seeds": P.seeds, "lambdas": []})
 
 
 def runs(P: Params) -> dict[tuple[str, int], TrainConfig]:
@@ -227,14 +228,14 @@ def obtain(P: Params) -> Results | None:
     folders = dict(zip(grid, obtain_all(list(grid.values()), where, inline=compute,
                                         workers=Q.workers)))
     by_label = {ALGORITHMS[a].label: [folders[a, s] for s in Q.seeds] for a in Q.algorithms}
-    models = rp.comparison(training_params(Q).model, by_label, base_repeats=Q.base_repeats)
-    recs = rp.evaluate_models(models, [registry.spec_text(b) for b in Q.benchmarks()],
-                              eval_settings(Q), where, problems=Q.problems, workers=Q.workers,
-                              batch_size=Q.batch_size)
+    models = comparison(training_params(Q).model, by_label, base_repeats=Q.base_repeats)
+    recs = evaluate_models(models, [registry.spec_text(b) for b in Q.benchmarks()],
+                           eval_settings(Q), where, problems=Q.problems, workers=Q.workers,
+                           batch_size=Q.batch_size)
     if compute:
         marker(where).begin(fresh=True)
         marker(where).finish({"runs": len(folders), "params": P.values()})
-    return Results(where, Q, table, tr.dynamics_of(by_label), recs)
+    return Results(where, Q, table, dynamics_of(by_label), recs)
 
 
 def answer_sources(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:

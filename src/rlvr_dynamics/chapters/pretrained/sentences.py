@@ -8,11 +8,11 @@ from typing import Any
 import pandas as pd
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters.pretrained import Params, Results, fits, training_params
-from rlvr_dynamics.chapters.reproduction import sentences as rp_sentences
-from rlvr_dynamics.chapters.training import sentences as tr_sentences
-from rlvr_dynamics.chapters.training.sentences import run_settings
+from rlvr_dynamics.chapters.sentences import comparison_rows, reading_rows, run_settings
+from rlvr_dynamics.comparison.case import STEPWISE_SHARE
+from rlvr_dynamics.comparison.tables import entropy_problems, mid_curve, passk_problems
+from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.stats import CONFIDENCE
 
 
@@ -72,7 +72,7 @@ def sources_text(sources: pd.DataFrame, Q: Params) -> str:
         return ""
     means = sources.groupby(["setting", "benchmark", "model"])[
         ["boxed, of the right", "Pass@1, boxed only"]].mean().reset_index()
-    base = means["model"] == rp.BASE
+    base = means["model"] == BASE
     most = {who: (100 * part["boxed, of the right"].max(), 100 * part["Pass@1, boxed only"].max())
             for who, part in (("base", means[base]), ("trained", means[~base]))}
     (b_box, b_pass), (t_box, t_pass) = most["base"], most["trained"]
@@ -108,14 +108,14 @@ def claim_rows(R: Results, last: int) -> list[dict]:
     large-k and entropy claims under the first setting on every training level (in
     distribution: each level's checks decide the claim together, ``verdicts.combine``) and on
     the first harder level (out of it), at the base's mid-curve k with k = ``last`` beside."""
-    passk, entropy = rp.passk_problems(R.recs, R.P.ks), rp.entropy_problems(R.recs)
-    mid = rp.mid_curve(R.recs, R.P.ks)
+    passk, entropy = passk_problems(R.recs, R.P.ks), entropy_problems(R.recs)
+    mid = mid_curve(R.recs, R.P.ks)
     benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
     trained = benchmarks[:len(R.P.levels)]
     ood = benchmarks[len(R.P.levels)] if R.P.ood_levels else trained[0]
-    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed", rp.STEPWISE_SHARE])
-    per_level = {b: rp_sentences.claim_rows(passk, mid, entropy, no_case, list(R.P.settings),
-                                            next(iter(R.P.settings)), b, ood, "", last)
+    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed", STEPWISE_SHARE])
+    per_level = {b: comparison_rows(passk, mid, entropy, no_case, list(R.P.settings),
+                                    next(iter(R.P.settings)), b, ood, "", last)
                  for b in trained}
     rows = []
     for first in per_level[trained[0]]:
@@ -126,4 +126,4 @@ def claim_rows(R: Results, last: int) -> list[dict]:
         rows.append({"claim": first["claim"], "ours": "; ".join(r["ours"] for _, r in same),
                      **{key: [(f"{b}: {what}", v) for b, r in same for what, v in r[key]]
                         for key in ("checks", "also")}})
-    return tr_sentences.verdict_rows(R.dynamics) + rows
+    return reading_rows(R.dynamics) + rows

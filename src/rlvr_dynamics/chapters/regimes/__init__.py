@@ -62,7 +62,6 @@ from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, or
                                                         orderings, toy_inputs, toy_prediction,
                                                         toy_laws, toy_predictions, toy_settings,
                                                         toy_side, toy_update)
-from rlvr_dynamics.chapters.reproduction.paths import PATHS
 from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit
 from rlvr_dynamics.pretrain import base_model
 from rlvr_dynamics.rl.algorithms import ALGORITHMS

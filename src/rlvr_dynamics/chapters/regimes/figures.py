@@ -12,8 +12,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics.chapters.regimes import FALL_MARGIN, SHRINK_MARGIN, relative_stepwise
-from rlvr_dynamics.chapters.reproduction.figures import PATH_STYLE
-from rlvr_dynamics.chapters.style import COLORS, number
+from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE, number
 
 PATHS_DRAWN = {**PATH_STYLE, "guess": ("guess", "0.45", "-")}
 """The reproduction chapter's paths and the guess (the bad path of the paper's scenario)."""

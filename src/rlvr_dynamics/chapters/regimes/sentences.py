@@ -17,7 +17,7 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, ENTROPY_MARGIN, FALL_M
                                             stage_effects, toy_update, two_stages, verdict)
 from rlvr_dynamics.chapters.regimes.crossover import DIRECTION, registrations
 from rlvr_dynamics.chapters.style import rounded
-from rlvr_dynamics.chapters.training.sentences import run_settings
+from rlvr_dynamics.chapters.sentences import run_settings
 
 
 def settings(P: Any, T: Any, hard: dict[str, np.ndarray]) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters.reproduction.claims import ANSWER_ENTROPY_MARGIN, PASSK_MARGIN
+from rlvr_dynamics.comparison.claims import ANSWER_ENTROPY_MARGIN, PASSK_MARGIN
 from rlvr_dynamics.chapters.regimes.tables import with_passk
 from rlvr_dynamics.chapters.regimes.toy_mapping import toy_update
 from rlvr_dynamics.passk import from_probability, mid_curve_k

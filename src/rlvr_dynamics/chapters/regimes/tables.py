@@ -9,7 +9,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics.chapters.reproduction.paths import PATHS
+from rlvr_dynamics.tasks.sums import PATH_TRACES
 from rlvr_dynamics.passk import from_probability
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
@@ -71,7 +71,7 @@ def measured(long: pd.DataFrame) -> list[str]:
     Pass@k and its variance, the three paths' masses and the first two crossed with
     correctness."""
     return ([c for c in long.columns if c.startswith(("pass@", "var@"))]
-            + ["stepwise", "direct", "guess", *PATHS])
+            + ["stepwise", "direct", "guess", *PATH_TRACES])
 
 
 def per_run(long: pd.DataFrame, hard: dict[str, np.ndarray],

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import toy
-from rlvr_dynamics.chapters.toy_dynamics import law
+from rlvr_dynamics import law
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
 
 TOY_SAME = 0.1
@@ -114,7 +114,7 @@ def toy_laws(pi0: Sequence[float], r: Sequence[float], G: int, D: Any,
     ``{law: {update: {"toy expansion": T}}}``: the mean field (Theorem 1's expected update,
     ``toy.mean_field``) under each of ``toy.optimizers`` for each algorithm's update, and
     Adam fed the exact moments of the standard update's group gradient
-    (``toy_dynamics.law.adam_moments``, the standard update only). NaN outside the toy's
+    (``law.adam_moments``, the standard update only). NaN outside the toy's
     scenario (``toy_prediction``), inf where not within ``LAW_STEPS``."""
     updates = dict(toy_update(label) for label in labels)
     out: dict[str, dict[str, dict[str, float]]] = {}

@@ -18,54 +18,39 @@ The base is evaluated ``base_repeats`` times with different sampling seeds: its 
 noise floor of every comparison between two sets of samples (``boundary``; from exact records
 the floor is the expected chance loss itself).
 
-This module holds the chapter's parameters and the knob's runs; the computations sit one idea
-to a module and are importable from here: ``models`` (the comparison and its problems),
-``tables`` (Tables 1 and 4 over seeds), ``paths`` (the two stages inside the LM), ``case`` (the
-case study), ``claims`` (the paper's claims checked over seeds). Its figures and tables for the
-page are in ``figures``, its words in ``sentences``.
+This module holds the chapter's parameters and the knob's runs; ``paths`` follows the two stages
+inside the LM. The comparison itself is the library's (``rlvr_dynamics.comparison``: the models
+and their problems, Tables 1 and 4 over seeds, the claims checked over seeds, the case study),
+importable from here as the page calls it. Its figures are in ``figures``, its tables for people
+in ``shown``, its words in ``sentences``.
 """
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Sequence
 
-from pydantic import BaseModel, ConfigDict, model_validator
+from pydantic import model_validator
 
 from rlvr_dynamics import registry
 from rlvr_dynamics import measure as ev
-from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, NonNegative, Real, Spec, Text, require
-from rlvr_dynamics.chapters.reproduction.case import (STEPWISE_SHARE, bang_long, bang_means,
-                                                      bang_share, case_problem, samples_of,
-                                                      side_by_side)
-from rlvr_dynamics.chapters.reproduction.claims import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN,
-                                                        PASS1_MARGIN, PASSK_MARGIN, Check,
-                                                        Claimed, case_check, headline_setting,
-                                                        negative_checks, rare_path_support,
-                                                        setting_checks, supports)
-from rlvr_dynamics.chapters.reproduction.models import (Model, beyond_direct, chosen,
-                                                        comparison, evaluate_models, is_base,
-                                                        other_base_label, other_bases, run_spec,
-                                                        train_beyond_direct)
-from rlvr_dynamics.chapters.reproduction.paths import (PATHS, takeover_step, takeover_steps,
-                                                       toy_main, windowed)
-from rlvr_dynamics.chapters.reproduction.tables import (agreement, base_mid_k, base_stepwise,
-                                                        ceiling,
-                                                        entropy_by_path, entropy_long,
-                                                        entropy_problems,
-                                                        mid_curve, over_seeds, passk_long,
-                                                        passk_problems, sampled_check,
-                                                        seed_means, table1, table4)
+from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, Spec, Text, require
+from rlvr_dynamics.chapters.reproduction.paths import (takeover_step, takeover_steps, toy_main,
+                                                       windowed)
+from rlvr_dynamics.comparison.case import (STEPWISE_SHARE, bang_long, bang_means, bang_share,
+                                           case_problem, samples_of, side_by_side)
+from rlvr_dynamics.comparison.claims import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN, PASS1_MARGIN,
+                                             PASSK_MARGIN, Check, Claimed, case_check,
+                                             headline_setting, negative_checks,
+                                             rare_path_support, setting_checks, supports)
+from rlvr_dynamics.comparison.models import (Model, Setting, beyond_direct, chosen, comparison,
+                                             evaluate_models, is_base, other_base_label,
+                                             other_bases, run_spec, train_beyond_direct)
+from rlvr_dynamics.comparison.tables import (agreement, base_mid_k, base_stepwise, ceiling,
+                                             entropy_by_path, entropy_long, entropy_problems,
+                                             mid_curve, over_seeds, passk_long, passk_problems,
+                                             sampled_check, seed_means, table1, table4)
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE
 from rlvr_dynamics.rl.runs import obtain_all
-
-
-class Setting(BaseModel):
-    """A sampling setting: temperature and top-p."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
-
-    temperature: NonNegative
-    top_p: Real(0, 1, open_lo=True)
 
 
 class Params(NeedsParams):

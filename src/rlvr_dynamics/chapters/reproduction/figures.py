@@ -11,20 +11,12 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import boundary, toy
-from rlvr_dynamics.chapters.reproduction import (PATHS, Setting, over_seeds, seed_means, table1,
-                                                 table4, windowed)
+from rlvr_dynamics.chapters.reproduction import (Setting, over_seeds, seed_means, table1, table4,
+                                                 windowed)
 from rlvr_dynamics.chapters.reproduction import sentences
-from rlvr_dynamics.chapters.style import COLORS, mark_best, styled
-from rlvr_dynamics.chapters.toy_dynamics import figures as toy_figures
+from rlvr_dynamics.chapters.figures import plot_policy
+from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE, mark_best, styled
 from rlvr_dynamics.rl.algorithms import BASE
-
-PATH_STYLE = dict(zip(PATHS, (("direct, right", "tab:blue", "-"),
-                              ("direct, wrong", "tab:blue", ":"),
-                              ("stepwise, right", "tab:red", "-"),
-                              ("stepwise, wrong", "tab:red", ":"))))
-"""How each path (``PATHS``) is drawn: its name, colour and line style (solid: right, dotted:
-wrong)."""
-
 
 def plot_passk(long: pd.DataFrame, title: str) -> plt.Figure:
     """Pass@k against k: one panel per (setting, benchmark), one line per model (mean over
@@ -162,7 +154,7 @@ def plot_paths(dynamics: dict[str, list[list[dict]]], prefix: str, window: int, 
     axes = list(axes[0])
     if toy_summary is not None:
         ax = axes.pop(0)
-        toy_figures.plot_policy(ax, toy_summary, 0, toy_title)
+        plot_policy(ax, toy_summary, 0, toy_title)
         ax.legend(fontsize=7)  # a1: explored, partly right; a2: rare, right; a3: wrong
     for ax, (label, runs) in zip(axes, dynamics.items()):
         for key, (name, color, ls) in PATH_STYLE.items():

@@ -11,10 +11,6 @@ import numpy as np
 from rlvr_dynamics import toy
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
 
-PATHS = ("direct_right", "direct_wrong", "stepwise_right", "stepwise_wrong")
-"""The rollouts' paths crossed with correctness (``tasks.sums.trace``, ``tasks.sums.TRACES``):
-the LM's analogues of the toy's actions."""
-
 
 def toy_main(D: Any, steps: int, seeds: int) -> toy.Summary:
     """The toy chapter's main setting (``D``: its parameters), ``seeds`` runs of ``steps``."""

@@ -15,11 +15,11 @@ from rlvr_dynamics import measure as ev
 from rlvr_dynamics.chapters import REFERENCE_COSTS
 from rlvr_dynamics.chapters.reproduction import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN,
                                                  PASS1_MARGIN, PASSK_MARGIN, Check, Setting,
-                                                 base_stepwise, case_check, rare_path_support,
-                                                 setting_checks, train_beyond_direct)
-from rlvr_dynamics.chapters.reproduction.models import is_base
-from rlvr_dynamics.chapters.reproduction.tables import Z
-from rlvr_dynamics.chapters.training.sentences import run_settings
+                                                 base_stepwise, rare_path_support,
+                                                 train_beyond_direct)
+from rlvr_dynamics.chapters.sentences import check_text, comparison_rows, run_settings  # noqa: F401
+from rlvr_dynamics.comparison.models import is_base
+from rlvr_dynamics.comparison.tables import Z
 from rlvr_dynamics.rl.algorithms import BASE
 
 
@@ -246,62 +246,6 @@ def takeover_text(steps: dict[tuple[str, int], list[float]], G0: int) -> str:
 
 
 # --- the rows for the closing chapter ----------------------------------------------------------
-
-DIGITS = {"answer_entropy": (3, 3)}
-"""Decimals of a claim's values and of its differences, where not (1, 2) (points of Pass@k)."""
-
-
-def ours(values: dict[str, np.ndarray], digits: int = 1) -> str:
-    """Each model's value: mean ± sd over seeds (the mean alone for one seed)."""
-    return ", ".join(f"{m} {x.mean():.{digits}f}" + (f" ± {x.std(ddof=1):.1f}"
-                                                      if len(x) > 1 else "")
-                     for m, x in values.items())
-
-
-def check_text(c: Check, digits: int = 2) -> str:
-    """A check in words: the difference, its interval and the side of the margin it must be
-    on, and why it cannot inform where it cannot."""
-    e = c.effect
-    side = f"> -{e.margin:g}" if e.kind == stats.NON_INFERIORITY else f"> +{e.margin:g}"
-    text = f"{c.a} - {c.b} = {e.text(f'{{:+.{digits}f}}')} ({side}?)"
-    return f"{text}, cannot inform: {c.why_not}" if c.why_not else text
-
-
-def claim_rows(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame,
-               bangs: pd.DataFrame, settings: Sequence[str], headline: str, test: str, ood: str,
-               bang_setting: str, last: int, support: dict[str, dict[str, float]] | None = None
-               ) -> list[dict]:
-    """The rows this chapter records for ``verdicts``: the Pass@k and entropy claims scored
-    under every setting (``claims.setting_checks``: the large-k ones at the base's mid-curve k,
-    ``mid``, with k = ``last`` beside them; ``support``: setting -> benchmark -> the share of
-    the problems beyond the direct path that the base reaches), the verdict taken under
-    ``headline`` (the rest shown beside it as ``also``), and the case study's corrected steps
-    under ``bang_setting`` (``claims.case_check``). Values: mean ± sd over seeds (the base's
-    evaluations count as its seeds)."""
-    support = support or {}
-    scored = {s: setting_checks(passk, mid, entropy, s, test, ood, last, support.get(s))
-              for s in settings}
-
-    def said(checks: Sequence[Check], where: str, d: int) -> list[tuple[str, str]]:
-        return [(f"{check_text(x, d)} [{where}]", x.verdict) for x in checks]
-
-    rows = []
-    for claim, c in scored[headline].items():
-        if c.checks:
-            v, d = DIGITS.get(claim, (1, 2))
-            also = said(c.beside, f"{headline}, k = {last}", d)
-            for s in settings:
-                if s != headline:
-                    other = scored[s][claim]
-                    also += said(other.checks, s, d) + said(other.beside, f"{s}, k = {last}", d)
-            rows.append({"claim": claim, "ours": f"{c.what}: {ours(c.values, v)} ({headline} "
-                         f"setting)", "checks": said(c.checks, headline, d), "also": also})
-    case = case_check(bangs, bang_setting, test)
-    if case is not None:
-        rows.append({"claim": "case_study", "ours": f"{case.what}: {ours(case.values)} %",
-                     "checks": [(check_text(x), x.verdict) for x in case.checks]})
-    return rows
-
 
 def negative_table(checks: dict[str, list[Check]], setting: str) -> pd.DataFrame:
     """``claims.negative_checks`` as a table: per quantity under ``setting`` (the first

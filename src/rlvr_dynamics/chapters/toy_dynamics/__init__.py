@@ -22,7 +22,7 @@ from pydantic import model_validator
 from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters import (ChapterParams, Distribution, Int, ListOf, Positive, Real,
                                     require, require_distribution)
-from rlvr_dynamics.chapters.toy_dynamics import law
+from rlvr_dynamics import law
 from rlvr_dynamics.store import results_dir
 from rlvr_dynamics.toy import OPTIMIZERS
 

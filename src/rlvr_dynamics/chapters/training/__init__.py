@@ -2,22 +2,10 @@
 (``rlvr_dynamics.rl``), their runs over seeds, the lambda family between GRPO and GRPO-N,
 Figure 2's dynamics and the paper's four readings of it.
 
-The readings (Section 4.2), checked on runs over several seeds (``stats``):
-
-1. all algorithms reach competitive greedy accuracy: no algorithm ends more than
-   ``ACCURACY_MARGIN`` below GRPO;
-2. GRPO collapses the entropy: every other algorithm ends above it;
-3. under GRPO-N, GSPO and GSPO-N the entropy first falls, then rises: at the step t*
-   where it is lowest (strictly after the start and before the end, picked for each seed on
-   the other seeds' mean curve) it is below the base, and at the end above its value at t*;
-4. under GRPO-N it ends above the base model's.
-
-The entropy is that of the training rollouts (``ENTROPY``, Figure 2's actor entropy), the
-held-out entropy of greedy completions read beside it (``HELD_OUT``). Each is a check over
-seeds with a Student-t interval and a margin declared here (``ACCURACY_MARGIN``,
-``ENTROPY_MARGIN``; ``stats``); ``VERDICT_CLAIMS`` says which claim of
-``verdicts`` each decides. Figure 2 and the sweep over lambda are drawn by ``figures``, the
-sentences (the settings, the verdict rows' "ours") written by ``sentences``.
+Figure 2's four readings (Section 4.2) are checks over seeds in the library
+(``rl.readings``, importable from here as the page calls them). Figure 2 and the sweep over
+lambda are drawn by ``figures``, the tables for people are in ``shown``, the sentences (the
+settings, the verdict rows' "ours") written by ``sentences``.
 """
 from __future__ import annotations
 
@@ -29,16 +17,18 @@ import pandas as pd
 import yaml
 from pydantic import model_validator
 
-from rlvr_dynamics import REPO, registry, stats
+from rlvr_dynamics import REPO, registry
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, Text, needed, require
 from rlvr_dynamics.paper_tables import entropy_table
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.rl import algorithms
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
 from rlvr_dynamics.rl.config import Settings, TrainConfig
-from rlvr_dynamics.rl.dynamics import HELDOUT_PREFIXES, curve, summary
-from rlvr_dynamics.rl.runs import load_dynamics, obtain_all
-from rlvr_dynamics.verdicts import PAPER_ALGORITHMS
+from rlvr_dynamics.rl.dynamics import HELDOUT_PREFIXES, summary
+from rlvr_dynamics.rl.readings import (ACCURACY_MARGIN, ENTROPY, ENTROPY_MARGIN, HELD_OUT,
+                                       ROLLOUT_WINDOW, VERDICT_CLAIMS, dynamics_of, end_values,
+                                       reading_curve, readings)
+from rlvr_dynamics.rl.runs import obtain_all
 
 
 class Params(NeedsParams, Settings):
@@ -158,11 +148,6 @@ def by_lambda(T: Params, folders: dict[tuple, Path]) -> dict[float, list[Path]]:
     return {lam: [folders["grpo", s, lam] for s in T.seeds] for lam in T.lambdas}
 
 
-def dynamics_of(runs: dict[Any, list[Path]]) -> dict[Any, list[list[dict[str, Any]]]]:
-    """label -> one logged record list per seed (``rl.dynamics.records``)."""
-    return {label: [load_dynamics(f) for f in folders] for label, folders in runs.items()}
-
-
 def algorithm_table() -> pd.DataFrame:
     """The registered algorithms (``rl.algorithms``): where each takes its importance
     ratio, its weight lambda on positive samples, and its advantage (group-relative, or
@@ -179,13 +164,6 @@ def algorithm_table() -> pd.DataFrame:
 SHARE, PATH_ENTROPY = HELDOUT_PREFIXES
 """The logged share of held-out greedy completions on a path (``SHARE + path``) and their
 token entropy (``PATH_ENTROPY + path``), as ``rl.dynamics.heldout_entry`` writes them."""
-
-
-def end_values(dynamics: dict[str, list[list[dict[str, Any]]]], key: str
-               ) -> dict[str, np.ndarray]:
-    """label -> the last value of ``key`` as the readings take it (``reading_curve``), one per
-    seed."""
-    return {label: reading_curve(runs, key)[1][:, -1] for label, runs in dynamics.items()}
 
 
 def seed_summaries(dynamics: dict[str, list[list[dict[str, Any]]]]) -> dict[str, pd.DataFrame]:
@@ -264,106 +242,3 @@ def by_path_table(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFra
     unused = [c.removeprefix("share, ") for c in table if c.startswith("share, ")
               and not table[c].any()]
     return table.drop(columns=[f"{q}, {p}" for p in unused for q in ("share", "entropy", "seeds")])
-
-
-# --- the readings ------------------------------------------------------------------------------
-
-ACCURACY_MARGIN = 0.05
-"""Reading 1: how far below GRPO's final greedy accuracy still counts as competitive."""
-
-ENTROPY_MARGIN = 0.10
-"""Readings 2-4: the smallest entropy difference that counts, as a fraction of the base's
-token entropy in the quantity read (declared before the runs; the paper's Table 4 gaps between
-GRPO and GRPO-N are 30-60 % of its base's token entropy, see ``paper_effects``)."""
-
-ENTROPY = "actor_entropy"
-"""Readings 2-4 read the token entropy of the training rollouts (Figure 2's actor entropy,
-samples of the policy at temperature 1, logged by the trainer every step)."""
-
-HELD_OUT = "heldout_entropy"
-"""The held-out token entropy of greedy completions, read beside ``ENTROPY`` and not deciding:
-a switch from the short direct answer to the long stepwise chain lowers its per-token mean by
-itself, whatever the policy's sharpness."""
-
-ROLLOUT_WINDOW = 5
-"""``ENTROPY`` is one batch of rollouts per step: read as the first step's (the base's own
-rollouts, sampled before any update), then means over windows of this many steps."""
-
-
-def reading_curve(runs: list[list[dict[str, Any]]], key: str) -> tuple[np.ndarray, np.ndarray]:
-    """(steps, values[seed, point]) of ``key`` as the readings take it: ``ENTROPY`` per
-    ``ROLLOUT_WINDOW`` (a window's steps: their mean), any other key at every logged step."""
-    steps, v = curve(runs, key)
-    if key != ENTROPY or v.shape[1] < 2:
-        return steps, v
-    starts = range(1, v.shape[1], ROLLOUT_WINDOW)
-    return (np.array([steps[0]] + [steps[i:i + ROLLOUT_WINDOW].mean() for i in starts]),
-            np.column_stack([v[:, 0]] + [v[:, i:i + ROLLOUT_WINDOW].mean(1) for i in starts]))
-
-
-def _later_minimum(h: np.ndarray) -> np.ndarray:
-    """Per seed, the step index t* of the lowest entropy *after the start and before the end*,
-    chosen on the other seeds' mean curve (leave one seed out), so that a seed's fall and rise
-    are not measured at a step picked for being low on that seed's own noise. With one seed,
-    its own curve."""
-    inner = h[:, 1:-1]
-    if len(h) == 1:
-        return np.array([1 + int(np.argmin(inner[0]))])
-    return np.array([1 + int(np.argmin(np.delete(inner, i, 0).mean(0))) for i in range(len(h))])
-
-
-def readings(dynamics: dict[str, list[list[dict[str, Any]]]], entropy: str = ENTROPY
-             ) -> pd.DataFrame:
-    """The four readings of Figure 2 as checks over seeds (``stats``): ``dynamics``: algorithm
-    label -> one record list per seed (``dynamics.records``; algorithms other than the paper's,
-    ``verdicts.PAPER_ALGORITHMS``, are left out); readings 2-4 read ``entropy``
-    (``reading_curve``). Every outcome of each check is reachable: reading 3 measures the fall
-    and the rise at a point strictly between the start and the end."""
-    dynamics = {label: runs for label, runs in dynamics.items() if label in PAPER_ALGORITHMS}
-    end = {key: end_values(dynamics, key) for key in ("greedy_accuracy", entropy)}
-    base_h = float(np.mean([reading_curve(runs, entropy)[1][:, 0].mean()
-                            for runs in dynamics.values()]))
-    margin = ENTROPY_MARGIN * base_h
-    rows = []
-
-    def add(reading: str, quantity: str, effect: stats.Effect, claim: str) -> None:
-        rows.append((reading, quantity, effect.estimate, effect.low, effect.high, effect.margin,
-                     claim, effect.verdict))
-
-    others = [label for label in dynamics if label != "GRPO"]
-    if "GRPO" in dynamics:
-        for label in others:
-            add("1. competitive greedy accuracy", f"{label} - GRPO, end",
-                stats.two_sample(end["greedy_accuracy"][label], end["greedy_accuracy"]["GRPO"],
-                                 ACCURACY_MARGIN, stats.NON_INFERIORITY),
-                f"> -{ACCURACY_MARGIN:g}")
-        for label in others:
-            add("2. GRPO ends with the lowest entropy", f"{label} - GRPO, end",
-                stats.two_sample(end[entropy][label], end[entropy]["GRPO"], margin),
-                f"> +{margin:.3f}")
-    for label in others:
-        steps, h = reading_curve(dynamics[label], entropy)
-        if h.shape[1] < 3:
-            continue  # no point strictly between the start and the end
-        t = _later_minimum(h)
-        low = h[np.arange(len(h)), t]
-        at = ", ".join(f"{steps[i]:g}" for i in sorted(set(t)))
-        add("3. entropy falls, then rises", f"{label}: start - lowest (step {at})",
-            stats.one_sample(h[:, 0] - low, margin), f"> +{margin:.3f}")
-        add("3. entropy falls, then rises", f"{label}: end - lowest (step {at})",
-            stats.one_sample(h[:, -1] - low, margin), f"> +{margin:.3f}")
-    if "GRPO-N" in dynamics:
-        _, h = reading_curve(dynamics["GRPO-N"], entropy)
-        add("4. GRPO-N ends above the base", "GRPO-N: end - base",
-            stats.one_sample(h[:, -1] - h[:, 0], margin), f"> +{margin:.3f}")
-    return pd.DataFrame(rows, columns=["reading", "quantity", "estimate", "low", "high",
-                                       "margin", "paper", "verdict"]
-                        ).set_index(["reading", "quantity"])
-
-
-VERDICT_CLAIMS = (("competitive", "greedy_accuracy", ("1.",)),
-                  ("entropy_collapse", ENTROPY, ("2.",)),
-                  ("entropy_recovery", ENTROPY, ("3.", "4.")))
-"""The claims of ``verdicts`` that the readings decide: the claim, the quantity whose end
-values are ours, and the readings (by number) that are its checks (the entropy ones read
-beside them on ``HELD_OUT``, not deciding)."""

@@ -9,13 +9,24 @@ from pathlib import Path
 from typing import Any, Sequence
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict
 
 from rlvr_dynamics import boundary, registry
 from rlvr_dynamics import measure as ev
 from rlvr_dynamics.parallel import pool_map
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.tasks import sums
+from rlvr_dynamics.fields import NonNegative, Real
 from rlvr_dynamics.rl.algorithms import BASE
+
+
+class Setting(BaseModel):
+    """A sampling setting: temperature and top-p."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    temperature: NonNegative
+    top_p: Real(0, 1, open_lo=True)
 
 
 @dataclass(frozen=True)

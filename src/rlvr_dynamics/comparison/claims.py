@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import boundary, stats
-from rlvr_dynamics.chapters.reproduction.case import STEPWISE_SHARE
+from rlvr_dynamics.comparison.case import STEPWISE_SHARE
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE
 from rlvr_dynamics.verdicts import PAPER_ALGORITHMS
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import measure as ev
-from rlvr_dynamics.chapters.reproduction.models import Model, evaluate_models
+from rlvr_dynamics.comparison.models import Model, evaluate_models
 from rlvr_dynamics.exact import ENTROPY_SUFFIX
 from rlvr_dynamics.passk import mid_curve_k
 from rlvr_dynamics.tasks import sums

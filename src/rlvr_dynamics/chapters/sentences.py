@@ -1,0 +1,139 @@
+"""Words that several chapters write: the settings every trained run shares, and the rows that
+``verdicts.record`` keeps for the claims of Figure 2 (``rl.readings``) and of Section 4
+(``comparison.claims``), each check in words.
+
+Presentation only (``imports.is_presentation``), like ``style``: no stored result depends on it.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics import stats
+from rlvr_dynamics.comparison.claims import Check, case_check, setting_checks
+from rlvr_dynamics.rl.readings import (ENTROPY, HELD_OUT, ROLLOUT_WINDOW, VERDICT_CLAIMS,
+                                       end_values, readings)
+
+
+def run_settings(T: Any) -> str:
+    """The settings every trained run shares, as a clause of a caption: model and task, prompts
+    x rollouts per step, updates per step, learning rate, KL and entropy coefficients, steps
+    and seeds (``T``: the training chapter's ``Params``, or any object with its fields)."""
+    parts = [f"{T.model}" + (f" (LoRA rank {T.lora_rank})" if T.lora_rank else "")
+             + (f" on {T.task}" if getattr(T, "task", None) else ""),
+             f"{T.generation_batch // T.num_generations} prompts × {T.num_generations} rollouts "
+             f"per step, {T.generation_batch // T.update_batch} updates per step",
+             f"lr {T.learning_rate:g}, KL {T.beta:g}, entropy bonus {T.entropy_coef:g}",
+             f"{T.steps} steps, seeds {list(T.seeds)}"]
+    return ", ".join(parts)
+
+
+# --- Figure 2's readings as verdict rows ---------------------------------------------------
+
+QUANTITIES = {"greedy_accuracy": "held-out greedy accuracy",
+              ENTROPY: f"token entropy of the rollouts (mean of the last {ROLLOUT_WINDOW} steps or "
+                       "fewer)",
+              HELD_OUT: "held-out token entropy"}
+"""The quantities of ``VERDICT_CLAIMS`` in words."""
+
+
+def ends_text(dynamics: dict[str, list[list[dict[str, Any]]]], key: str) -> str:
+    """``key`` at the end of training per algorithm: mean ± sd over seeds (the mean alone with
+    one seed)."""
+    return ", ".join(f"{label} {v.mean():.3f}" + (f" ± {v.std(ddof=1):.3f}" if len(v) > 1
+                                                  else "")
+                     for label, v in end_values(dynamics, key).items())
+
+
+def interval(low: float, high: float) -> str:
+    """A check's 95 % interval, " [low, high]", or nothing where it has none (one seed)."""
+    return "" if math.isnan(low) or math.isnan(high) else f" [{low:+.3f}, {high:+.3f}]"
+
+
+def reading_rows(dynamics: dict[str, list[list[dict[str, Any]]]]) -> list[dict[str, Any]]:
+    """The readings as rows for ``verdicts.record`` (``VERDICT_CLAIMS``: reading 1 is the claim
+    ``competitive``, 2 ``entropy_collapse``, 3 and 4 ``entropy_recovery``); ``ours``: the
+    end-of-training values (``ends_text``), mean ± sd over seeds; ``checks``: each reading's effect, its
+    interval (``interval``) and the paper's side, with its verdict; ``also``: the entropy
+    readings on the held-out entropy (``HELD_OUT``), not deciding. A claim none of whose
+    readings could be taken is left out."""
+    tables = {key: readings(dynamics, key).reset_index() for key in (ENTROPY, HELD_OUT)}
+
+    def said(table, prefixes: tuple[str, ...], where: str = "") -> list[tuple[str, str]]:
+        part = table[table["reading"].str.startswith(prefixes)]
+        return [(f"{q}: {e:+.3f}{interval(lo, hi)} ({p}?){where}", v)
+                for q, e, lo, hi, p, v in
+                part[["quantity", "estimate", "low", "high", "paper", "verdict"]].itertuples(
+                    index=False)]
+
+    rows = []
+    for claim, key, prefixes in VERDICT_CLAIMS:
+        checks = said(tables[ENTROPY], prefixes)
+        if checks:
+            also = (said(tables[HELD_OUT], prefixes, f" [{QUANTITIES[HELD_OUT]}]")
+                    if key == ENTROPY else [])
+            rows.append({"claim": claim, "ours": f"{QUANTITIES[key]} at the end: "
+                                                 f"{ends_text(dynamics, key)}", "checks": checks,
+                         "also": also})
+    return rows
+
+
+# --- Section 4's claims as verdict rows ----------------------------------------------------
+
+DIGITS = {"answer_entropy": (3, 3)}
+"""Decimals of a claim's values and of its differences, where not (1, 2) (points of Pass@k)."""
+
+
+def ours(values: dict[str, np.ndarray], digits: int = 1) -> str:
+    """Each model's value: mean ± sd over seeds (the mean alone for one seed)."""
+    return ", ".join(f"{m} {x.mean():.{digits}f}" + (f" ± {x.std(ddof=1):.1f}"
+                                                      if len(x) > 1 else "")
+                     for m, x in values.items())
+
+
+def check_text(c: Check, digits: int = 2) -> str:
+    """A check in words: the difference, its interval and the side of the margin it must be
+    on, and why it cannot inform where it cannot."""
+    e = c.effect
+    side = f"> -{e.margin:g}" if e.kind == stats.NON_INFERIORITY else f"> +{e.margin:g}"
+    text = f"{c.a} - {c.b} = {e.text(f'{{:+.{digits}f}}')} ({side}?)"
+    return f"{text}, cannot inform: {c.why_not}" if c.why_not else text
+
+
+def comparison_rows(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame,
+               bangs: pd.DataFrame, settings: Sequence[str], headline: str, test: str, ood: str,
+               bang_setting: str, last: int, support: dict[str, dict[str, float]] | None = None
+               ) -> list[dict]:
+    """The rows a comparison of trained models records for ``verdicts``: the Pass@k and entropy claims scored
+    under every setting (``claims.setting_checks``: the large-k ones at the base's mid-curve k,
+    ``mid``, with k = ``last`` beside them; ``support``: setting -> benchmark -> the share of
+    the problems beyond the direct path that the base reaches), the verdict taken under
+    ``headline`` (the rest shown beside it as ``also``), and the case study's corrected steps
+    under ``bang_setting`` (``claims.case_check``). Values: mean ± sd over seeds (the base's
+    evaluations count as its seeds)."""
+    support = support or {}
+    scored = {s: setting_checks(passk, mid, entropy, s, test, ood, last, support.get(s))
+              for s in settings}
+
+    def said(checks: Sequence[Check], where: str, d: int) -> list[tuple[str, str]]:
+        return [(f"{check_text(x, d)} [{where}]", x.verdict) for x in checks]
+
+    rows = []
+    for claim, c in scored[headline].items():
+        if c.checks:
+            v, d = DIGITS.get(claim, (1, 2))
+            also = said(c.beside, f"{headline}, k = {last}", d)
+            for s in settings:
+                if s != headline:
+                    other = scored[s][claim]
+                    also += said(other.checks, s, d) + said(other.beside, f"{s}, k = {last}", d)
+            rows.append({"claim": claim, "ours": f"{c.what}: {ours(c.values, v)} ({headline} "
+                         f"setting)", "checks": said(c.checks, headline, d), "also": also})
+    case = case_check(bangs, bang_setting, test)
+    if case is not None:
+        rows.append({"claim": "case_study", "ours": f"{case.what}: {ours(case.values)} %",
+                     "checks": [(check_text(x), x.verdict) for x in case.checks]})
+    return rows

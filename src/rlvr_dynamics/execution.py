@@ -1,0 +1,144 @@
+"""Execute a profile's notebooks with papermill: the chapters in book order (``chapters``),
+one notebook run with its resolved parameters injected and shown folded, as a reader reads them
+(``execute``, ``parameters_source``), and the stamp that says what made each executed copy
+(``stamp``: its profile, the commit, the fingerprints of the chapter's code and source).
+
+Executed notebooks go to ``build/<profile>/book/notebooks/`` (a failed one to
+``build/<profile>/failed/``). A page of the book is a chapter's executed notebook, or the same
+chapter shown again as another profile executed it (``instance``).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import pprint
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jupytext
+import nbformat
+import papermill
+import yaml
+
+from rlvr_dynamics import REPO
+from rlvr_dynamics.store import code_fingerprint, digest
+
+log = logging.getLogger(__name__)
+
+BOOK = REPO / "book"
+
+
+def chapters() -> list[str]:
+    """Notebook names in book order, read from ``book/_toc.yml``."""
+    toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
+    names: list[str] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            f = node.get("file", "")
+            if f.startswith("notebooks/"):
+                names.append(f.removeprefix("notebooks/"))
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+    walk(toc)
+    return names
+
+
+INSTANCE = "--"
+"""Between a chapter's name and a profile's in the page that shows the chapter again under
+that profile (``instance``)."""
+
+
+def instance(chapter: str, profile: str) -> str:
+    """The page name of ``chapter`` shown again as ``profile`` executed it."""
+    return f"{chapter}{INSTANCE}{profile}"
+
+
+def chapter_of(page: str) -> str:
+    """The chapter a page shows (the page itself for a chapter's own page)."""
+    return page.split(INSTANCE, 1)[0]
+
+
+def pages(root: Path) -> list[str]:
+    """The executed pages in ``root/notebooks``: each chapter, then the pages that show it
+    again under other profiles."""
+    folder = root / "notebooks"
+    out = []
+    for name in chapters():
+        if (folder / f"{name}.ipynb").is_file():
+            out.append(name)
+        out += sorted(p.stem for p in folder.glob(f"{instance(name, '*')}.ipynb"))
+    return out
+
+
+def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
+    """Run one notebook with papermill; return the executed copy."""
+    root = REPO / "build" / profile
+    source = root / "sources" / f"{notebook}.ipynb"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    jupytext.write(jupytext.read(REPO / "notebooks" / f"{notebook}.md"), source)
+    done = root / "book" / "notebooks" / f"{notebook}.ipynb"
+    running = root / "running" / f"{notebook}.ipynb"  # outside the book's sources
+    for folder in (running.parent, done.parent):
+        folder.mkdir(parents=True, exist_ok=True)
+    try:
+        papermill.execute_notebook(source, running, parameters=parameters,
+                                   kernel_name="python3", cwd=str(REPO / "notebooks"),
+                                   progress_bar=True)
+    except BaseException:
+        failed = root / "failed" / f"{notebook}.ipynb"
+        failed.parent.mkdir(parents=True, exist_ok=True)
+        if running.exists():
+            os.replace(running, failed)
+            log.error("%s failed; the executed notebook is at %s", notebook, failed)
+        raise
+    nb = nbformat.read(running, as_version=4)
+    nb.metadata[STAMP] = stamp(profile, notebook)
+    for cell in nb.cells:  # the book shows the injected values, folded, not the defaults
+        tags = cell.setdefault("metadata", {}).setdefault("tags", [])
+        if "parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
+        if "injected-parameters" in tags:
+            cell.source = parameters_source(parameters)
+            tags += [t for t in ("hide-input",) if t not in tags]
+    nbformat.write(nb, running)
+    os.replace(running, done)
+    return done
+
+
+STAMP = "rlvr_dynamics"
+"""The executed notebook's metadata key for what made it (``stamp``)."""
+
+
+def commit() -> str:
+    """The checkout's short commit, with "+changes" where tracked files differ from it."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
+                          capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
+                            "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    return head + ("+changes" if dirty else "")
+
+
+def stamp(profile: str, notebook: str) -> dict[str, str]:
+    """What made an executed notebook: its profile, the commit, and the fingerprints of the
+    chapter's code (``store.code_fingerprint``) and of its source; ``publish`` compares the
+    last two with the checkout's."""
+    return {"profile": profile, "commit": commit(),
+            "code": code_fingerprint(f"rlvr_dynamics.chapters.{notebook}"),
+            "source": digest(REPO / "notebooks" / f"{notebook}.md")}
+
+
+def parameters_source(parameters: dict[str, Any]) -> str:
+    """The injected parameters as a reader reads them: one assignment each, long values
+    wrapped (``pprint``), the chapters' ``upstream`` dictionary last."""
+    lines = []
+    for name in sorted(parameters, key=lambda name: (name == "upstream", name)):
+        indent = " " * (len(name) + 3)
+        text = pprint.pformat(parameters[name], width=88 - len(indent), compact=True,
+                              sort_dicts=False)
+        lines.append(f"{name} = " + text.replace("\n", "\n" + indent))
+    return "\n".join(lines)

@@ -1,0 +1,175 @@
+"""Publish one book across profiles: each chapter from the profile ``book/publish.yaml``
+names (``PUBLISH``: ``published_from``), some shown again under other profiles on pages of their
+own, nothing recomputed (the chapters that only read records executed again under the default
+profile). Each page says on its first lines which profile, commit and date its numbers come
+from and what they cost (``provenance_md``), and warns where older code made them
+(``freshness``); the book goes to ``build/publish/book`` (``publish``).
+"""
+from __future__ import annotations
+
+import logging
+import shutil
+from pathlib import Path
+from typing import NamedTuple
+
+import nbformat
+import yaml
+
+from rlvr_dynamics import REPO
+from rlvr_dynamics.book import build_book
+from rlvr_dynamics.chapters import ParameterError
+from rlvr_dynamics.execution import BOOK, STAMP, chapters, execute, instance
+from rlvr_dynamics.profiles import available_profiles, plan
+from rlvr_dynamics.report import PROFILE_COSTS, measured_cost
+from rlvr_dynamics.store import code_fingerprint, digest
+
+log = logging.getLogger(__name__)
+
+PUBLISH = BOOK / "publish.yaml"
+"""The published book: its default profile and the chapters shown from other profiles."""
+
+
+class Published(NamedTuple):
+    """What ``PUBLISH`` asks for: the default profile, chapter -> the profile whose execution
+    the published book shows, the default's chapters to execute again first (those that only
+    read what the others recorded, e.g. the verdicts), and chapter -> the profiles whose
+    executions are shown again on pages of their own after it (``also``)."""
+
+    default: str
+    chosen: dict[str, str]
+    refresh: list[str]
+    also: dict[str, list[str]]
+
+    @property
+    def profiles(self) -> list[str]:
+        """Every profile other than the default that the book shows a chapter from."""
+        named = [*self.chosen.values(), *(p for ps in self.also.values() for p in ps)]
+        return [p for p in dict.fromkeys(named) if p != self.default]
+
+
+def published_from(path: Path = PUBLISH) -> Published:
+    """``PUBLISH`` read and checked: every chapter and profile named must exist."""
+    spec = yaml.safe_load(path.read_text())
+    default, chosen = spec["default"], dict(spec.get("chapters") or {})
+    refresh = list(spec.get("refresh") or [])
+    also = {name: list(ps) for name, ps in (spec.get("also") or {}).items()}
+    known = available_profiles()
+    named = [("default", default), *chosen.items(),
+             *((name, p) for name, ps in also.items() for p in ps)]
+    for name, profile in named:
+        if profile not in known:
+            raise ParameterError(f"{path}: {name} names the profile {profile!r}; known: {known}")
+    unknown = sorted((set(chosen) | set(refresh) | set(also)) - set(chapters()))
+    if unknown:
+        raise ParameterError(f"{path}: unknown chapter(s) {unknown}; the book has {chapters()}")
+    return Published(default, chosen, refresh, also)
+
+
+def freshness(nb: nbformat.NotebookNode, notebook: str) -> str:
+    """"current" when an executed notebook was made by this checkout's chapter code and source
+    (its ``stamp``), else "older code"."""
+    made = nb.metadata.get(STAMP, {})
+    now = {"code": code_fingerprint(f"rlvr_dynamics.chapters.{notebook}"),
+           "source": digest(REPO / "notebooks" / f"{notebook}.md")}
+    return "current" if all(made.get(k) == v for k, v in now.items()) else "older code"
+
+
+def provenance_md(nb: nbformat.NotebookNode, state: str, costs: Path = PROFILE_COSTS) -> str:
+    """The first lines of a published chapter: which profile, commit and date its numbers come
+    from, what they cost (this execution, and the whole profile as ``measured_cost`` gives
+    it), and, where older code made them, a warning that says so."""
+    made, run = nb.metadata.get(STAMP, {}), nb.metadata.get("papermill", {})
+    profile = made.get("profile", "an unrecorded profile")
+    when = str(run.get("end_time", ""))[:16].replace("T", " ") or "an unrecorded time"
+    text = (f"*The numbers on this page come from the `{profile}` profile*: executed "
+            f"{when} UTC from commit `{made.get('commit', 'unrecorded')}`, in "
+            f"{(run.get('duration') or 0) / 60:.1f} minutes (with what earlier executions of "
+            f"that profile had stored); to make them: `make reproduce PROFILE={profile}`."
+            + measured_cost(profile, costs))
+    if state != "current":
+        text += ("\n\n:::{warning}\nThis page was computed by older code than this book's: "
+                 "its numbers may not be what the current code gives. Run "
+                 f"`make reproduce PROFILE={profile}`, then `make publish`, to bring it up to "
+                 "date.\n:::")
+    return text
+
+
+def head(nb: nbformat.NotebookNode, text: str) -> None:
+    """Put ``text`` (markdown) right under the notebook's title: after the first line of its
+    first cell where that is a ``# `` heading, else in a cell of its own before everything."""
+    first = nb.cells[0] if nb.cells else None
+    if first is not None and first.cell_type == "markdown" and first.source.startswith("# "):
+        title, _, rest = first.source.partition("\n")
+        first.source = f"{title}\n\n{text}\n\n{rest.lstrip()}"
+    else:
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(text))
+
+
+def headed(path: Path, chapter: str) -> tuple[nbformat.NotebookNode, str]:
+    """The executed notebook of ``chapter`` at ``path``, headed by its ``provenance_md``, and
+    its ``freshness``."""
+    nb = nbformat.read(path, as_version=4)
+    state = freshness(nb, chapter)
+    head(nb, provenance_md(nb, state))
+    return nb, state
+
+
+def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = REPO / "build",
+             also: dict[str, list[str]] | None = None) -> dict[str, dict[str, str]]:
+    """Put the published book's executed notebooks in ``root/notebooks``: each chapter's from
+    the profile ``chosen`` names (the ``default``'s where it names none, or where that profile
+    has not executed it; ``builds``: where each profile's ``book/notebooks`` are), each headed
+    by its ``provenance_md``; then, for each chapter of ``also``, its execution under each of
+    the profiles named there on a page of its own (``instance``), titled with the profile.
+    Returns page -> its profile and state ("current", "older code", or "missing: ..." where no
+    profile executed it)."""
+    out_dir = root / "notebooks"
+    if out_dir.exists():
+        shutil.rmtree(out_dir)
+    out_dir.mkdir(parents=True)
+    report = {}
+    for name in chapters():
+        wanted = chosen.get(name, default)
+        path = next((builds / p / "book" / "notebooks" / f"{name}.ipynb"
+                     for p in dict.fromkeys([wanted, default])
+                     if (builds / p / "book" / "notebooks" / f"{name}.ipynb").is_file()), None)
+        if path is None:
+            report[name] = {"profile": wanted, "state": f"missing: make reproduce PROFILE={wanted}"}
+            continue
+        nb, state = headed(path, name)
+        shown = nb.metadata.get(STAMP, {}).get("profile", path.parents[2].name)
+        report[name] = {"profile": shown, "state": state if shown == wanted else
+                        f"{state}; {wanted} has not executed it: make reproduce PROFILE={wanted}"}
+        nbformat.write(nb, out_dir / f"{name}.ipynb")
+    for name, profiles in (also or {}).items():
+        for profile in profiles:
+            page = instance(name, profile)
+            path = builds / profile / "book" / "notebooks" / f"{name}.ipynb"
+            if not path.is_file():
+                report[page] = {"profile": profile,
+                                "state": f"missing: make reproduce PROFILE={profile}"}
+                continue
+            nb, state = headed(path, name)
+            report[page] = {"profile": profile, "state": state}
+            first = nb.cells[0]
+            title, _, rest = first.source.partition("\n")
+            first.source = f"{title}: the `{profile}` profile\n{rest}"
+            nbformat.write(nb, out_dir / f"{page}.ipynb")
+    return report
+
+
+def publish(path: Path = PUBLISH) -> Path:
+    """The one published book (``PUBLISH``): every chapter from the profile it is shown from,
+    nothing recomputed (the chapters that only read records, e.g. the verdicts, executed again
+    under the default profile), each page saying where its numbers come from; what is missing
+    or was made by older code is logged and said on the page."""
+    default, chosen, refresh, also = published_from(path)
+    resolved = plan(default, refresh)
+    for name in refresh:  # cheap: they read what the chapters recorded
+        log.info("%s: executed again under %s, to read every profile's records", name, default)
+        execute(default, name, resolved[name])
+    report = assemble(default, chosen, REPO / "build" / "publish" / "book", also=also)
+    for name, r in report.items():
+        level = logging.INFO if r["state"] == "current" else logging.WARNING
+        log.log(level, "%s: from %s (%s)", name, r["profile"], r["state"])
+    return build_book("publish", verdicts_of=default)
