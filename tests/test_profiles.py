@@ -33,20 +33,51 @@ def test_a_chapter_a_profile_cannot_run_is_refused_before_it_starts():
         plan("paper", ["regimes"])
 
 
-def test_every_parameter_cell_is_its_declaration():
-    """The notebook's parameters cell holds exactly the declared parameters and their defaults
-    (``upstream`` is filled by the runner and is empty in the cell)."""
+def test_every_parameter_cell_names_its_profile_only():
+    """A notebook's ``parameters`` cell holds the profile and nothing its ``Params`` declares:
+    the defaults are written once, in the declaration."""
     for nb in chapters():
-        cell, declared = notebook_defaults(nb), params_class(nb)().values()
-        assert cell == declared, nb
+        assert notebook_defaults(nb) == {"profile": "cpu"}, nb
 
 
-def test_a_cell_that_disagrees_with_its_declaration_is_caught(monkeypatch, tmp_path):
+def test_a_cell_that_repeats_a_declared_default_is_caught(monkeypatch, tmp_path):
     import rlvr_dynamics.profiles as profiles
-    text = (REPO / "notebooks" / "theory.md").read_text().replace("seed = 0\n", "seed = 1\n", 1)
+    text = (REPO / "notebooks" / "theory.md").read_text().replace(
+        'profile = "cpu"\n', 'profile = "cpu"\nseed = 0\n', 1)
     (tmp_path / "theory.md").write_text(text)
     monkeypatch.setattr(profiles, "NOTEBOOKS", tmp_path)
-    assert notebook_defaults("theory") != params_class("theory")().values()
+    assert notebook_defaults("theory") == {"profile": "cpu", "seed": 0}
+
+
+def test_papermill_sees_every_declared_parameter():
+    """The copy papermill executes has the declared defaults in its ``parameters`` cell (so it
+    knows every name it injects), generated from ``Params``."""
+    import ast
+
+    import jupytext
+
+    from rlvr_dynamics.execution import declared
+    for nb in chapters():
+        cell, = [c for c in declared(jupytext.read(REPO / "notebooks" / f"{nb}.md"), nb).cells
+                 if "parameters" in c.metadata.get("tags", [])]
+        values = {n.targets[0].id: ast.literal_eval(n.value) for n in ast.parse(cell.source).body}
+        assert values == params_class(nb)().values(), nb
+
+
+@pytest.mark.parametrize("profile", ["cpu", "smoke"])
+def test_a_page_run_by_hand_gets_its_profiles_values(profile):
+    """In JupyterLab (no papermill) the ``parameters`` cell names a profile; the page's first
+    call resolves it as the runner does, with what the reader assigned on top, and sets the
+    names papermill would have set."""
+    from rlvr_dynamics import page
+    for nb in chapters():
+        namespace = {"profile": profile}
+        P = page.opened(namespace, nb)
+        assert P.values() == plan(profile, [nb])[nb], nb
+        assert {k: namespace[k] for k in P.values()} == P.values()
+    assert page.parameters({"profile": profile, "seed": 7}, "theory").seed == 7
+    with pytest.raises(ParameterError, match="seed"):
+        page.parameters({"profile": profile, "seed": -1}, "theory")
 
 
 def test_the_cpu_profile_is_the_declared_defaults():

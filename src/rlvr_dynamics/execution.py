@@ -22,6 +22,7 @@ import papermill
 import yaml
 
 from rlvr_dynamics import REPO
+from rlvr_dynamics.chapters import params_class
 from rlvr_dynamics.store import code_fingerprint, digest
 
 log = logging.getLogger(__name__)
@@ -75,12 +76,23 @@ def pages(root: Path) -> list[str]:
     return out
 
 
+def declared(nb: nbformat.NotebookNode, notebook: str) -> nbformat.NotebookNode:
+    """``nb`` with its ``parameters`` cell (which names the profile only) holding every declared
+    parameter at its default (``chapters.<name>.Params``), so that papermill knows the names it
+    injects below it."""
+    for cell in nb.cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            cell.source = parameters_source(params_class(notebook)().values())
+    return nb
+
+
 def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     """Run one notebook with papermill; return the executed copy."""
     root = REPO / "build" / profile
     source = root / "sources" / f"{notebook}.ipynb"
     source.parent.mkdir(parents=True, exist_ok=True)
-    jupytext.write(jupytext.read(REPO / "notebooks" / f"{notebook}.md"), source)
+    jupytext.write(declared(jupytext.read(REPO / "notebooks" / f"{notebook}.md"), notebook),
+                   source)
     done = root / "book" / "notebooks" / f"{notebook}.ipynb"
     running = root / "running" / f"{notebook}.ipynb"  # outside the book's sources
     for folder in (running.parent, done.parent):

@@ -24,22 +24,25 @@ LAYERS: dict[str, int] = {
     # 2: what is built from them: the toy, the base model, the registry, the boundary, verdicts,
     # exact Pass@k from the completion tree
     "toy": 2, "law": 2, "pretrain": 2, "registry": 2, "verdicts": 2, "exact": 2, "path_prior": 2,
-    # 3: the evaluation and training stacks, the boundary read from evaluations
+    # 3: the evaluation and training stacks, the boundary read from evaluations, the comparison
+    # of trained models against their base
     "measure": 3, "rl": 3, "boundary": 3, "comparison": 3,
     # 4: the chapters (parameters, computations, readings, figures)
     "chapters": 4,
-    # 5: profiles; 6: executing the notebooks, the run report, the book, publishing it;
+    # 5: profiles; 6: a page's first lines, executing the notebooks, the run report, the book,
+    # publishing it;
     # 7: the command lines
-    "profiles": 5, "execution": 6, "report": 6, "book": 6, "publish": 6, "run": 7,
+    "profiles": 5, "page": 6, "execution": 6, "report": 6, "book": 6, "publish": 6, "run": 7,
 }
 """Layer of each module (by its name under the package, or its subpackage's). A module may
 import its own layer (without cycles) and the layers below, never one above."""
 
 
-PRESENTATION = ("figures", "shown", "sentences", "style")
+PRESENTATION = ("figures", "shown", "sentences", "style", "page")
 """Module names that hold presentation only: a chapter's ``figures``, ``shown`` (tables whose
-cells are written for people) and ``sentences``, and ``chapters.style`` (colours, table styles,
-number formats). A chapter's plain tables of numbers are computation."""
+cells are written for people) and ``sentences`` (and the shared ``chapters.figures``,
+``chapters.sentences``), ``chapters.style`` (colours, table styles, number formats) and
+``page`` (a page's first lines). A chapter's plain tables of numbers are computation."""
 
 
 def is_presentation(module: str) -> bool:

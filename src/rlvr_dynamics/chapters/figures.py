@@ -1,13 +1,24 @@
-"""Panels that several chapters draw: the toy's policy over training (the toy chapter's
-figures, and the reproduction chapter's beside the language model's paths).
+"""Figures and styled tables that several chapters draw: the toy's policy over training (the toy
+chapter's, and the reproduction chapter's beside the language model's paths), Figure 2's
+training dynamics, and Pass@k with Tables 1 and 4 over seeds (the reproduction chapter's and
+the pretrained chapter's).
 
 Presentation only (``imports.is_presentation``), like ``style``."""
 from __future__ import annotations
 
+import textwrap
+from typing import Any, Sequence
+
+import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 
 from rlvr_dynamics import toy
-from rlvr_dynamics.chapters.style import ACTION_COLORS
+from rlvr_dynamics.chapters.sentences import table1_caption
+from rlvr_dynamics.chapters.style import ACTION_COLORS, COLORS, mark_best, styled
+from rlvr_dynamics.comparison.models import Setting
+from rlvr_dynamics.comparison.tables import over_seeds, table1, table4
+from rlvr_dynamics.rl.dynamics import curve
 
 
 def plot_policy(ax, summary: toy.Summary, s: int, title: str = "") -> None:
@@ -21,3 +32,75 @@ def plot_policy(ax, summary: toy.Summary, s: int, title: str = "") -> None:
         ax.plot(x, summary.mean_field[:, s, k], color=c, ls="--", lw=1.2)
         ax.plot(x, summary.mean[:, s, k], color=c, lw=2, label=rf"$\pi(a_{k + 1})$")
     ax.set(ylim=(-0.02, 1.02), xlabel="step", title=title)
+
+
+PANELS = [("greedy_accuracy", "greedy accuracy (held-out)"),
+          ("heldout_entropy", "token entropy (held-out)"),
+          ("actor_entropy", "actor entropy (rollouts)"),
+          ("reward", "mean reward (rollouts)"),
+          ("frac_negative", "fraction of negative samples"),
+          ("kl", "KL to the reference"),
+          ("clip_fraction", "clip fraction")]
+
+
+def plot_dynamics(dynamics: dict[str, list[list[dict[str, Any]]]], title: str):
+    """``dynamics``: algorithm label -> one record list (``dynamics.records``) per seed."""
+    fig, axes = plt.subplots(2, 4, figsize=(15, 6.5), constrained_layout=True)
+    for ax, (key, name) in zip(axes.flat, PANELS):
+        for label, runs in dynamics.items():
+            if not all(any(key in r for r in run) for run in runs):
+                continue
+            steps, values = curve(runs, key)
+            color = COLORS.get(label)
+            ax.plot(steps, values.mean(0), color=color, label=label, lw=1.5)
+            if len(runs) > 1:
+                ax.fill_between(steps, values.min(0), values.max(0), color=color, alpha=0.2,
+                                lw=0)
+        ax.set_title(name, fontsize=10)
+        ax.set_xlabel("training step")
+        ax.grid(alpha=0.3)
+    axes.flat[0].legend(fontsize=9)
+    axes.flat[-1].axis("off")
+    fig.suptitle(textwrap.fill(title, 170), fontsize=10)
+    return fig
+
+
+def plot_passk(long: pd.DataFrame, title: str) -> plt.Figure:
+    """Pass@k against k: one panel per (setting, benchmark), one line per model (mean over
+    seeds, shaded from the lowest to the highest seed)."""
+    panels = list(dict.fromkeys(zip(long["setting"], long["benchmark"])))
+    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.5), squeeze=False,
+                             sharey=True)
+    for ax, (setting, bench) in zip(axes[0], panels):
+        part = long[(long["setting"] == setting) & (long["benchmark"] == bench)]
+        stats = over_seeds(part, "pass@k", ["model", "k"]).reset_index()
+        for label, g in stats.groupby("model", sort=False):
+            color = COLORS.get(label)
+            ax.plot(g["k"], g["mean"], marker="o", ms=2.5, lw=1.3, color=color, label=label)
+            ax.fill_between(g["k"], g["min"], g["max"], color=color, alpha=0.15, lw=0)
+        ax.set_xscale("log", base=2)
+        ax.set(xlabel="k", title=f"{bench}, {setting}")
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("Pass@k (%)")
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def passk_tables(passk: pd.DataFrame, settings: dict[str, Setting], described: str) -> list:
+    """Table 1's layout per setting: the mean over seeds with the best of each column in bold
+    and the second underlined (``style.mark_best``), then the standard deviations."""
+    return [t for name, s in settings.items() for t in (
+        mark_best(table1(passk, name), decimals=1,
+                  caption=table1_caption(name, s, described)),
+        styled(table1(passk, name, "sd"), decimals=1,
+               caption=f"standard deviation over seeds, {name} setting"))]
+
+
+def entropy_tables(entropy: pd.DataFrame, settings: Sequence[str], described: str) -> list:
+    """Table 4's layout per setting (nats, mean over seeds)."""
+    return [styled(table4(entropy, name), decimals=3,
+                   caption=f"entropies (nats), {name} setting, mean over seeds. {described}")
+            for name in settings]

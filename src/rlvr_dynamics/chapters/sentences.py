@@ -1,6 +1,6 @@
-"""Words that several chapters write: the settings every trained run shares, and the rows that
-``verdicts.record`` keeps for the claims of Figure 2 (``rl.readings``) and of Section 4
-(``comparison.claims``), each check in words.
+"""Words that several chapters write: the settings every trained run shares, Table 1's caption,
+and the rows that ``verdicts.record`` keeps for the claims of Figure 2 (``rl.readings``) and of
+Section 4 (``comparison.claims``), each check in words.
 
 Presentation only (``imports.is_presentation``), like ``style``: no stored result depends on it.
 """
@@ -14,6 +14,7 @@ import pandas as pd
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.comparison.claims import Check, case_check, setting_checks
+from rlvr_dynamics.comparison.models import Setting
 from rlvr_dynamics.rl.readings import (ENTROPY, HELD_OUT, ROLLOUT_WINDOW, VERDICT_CLAIMS,
                                        end_values, readings)
 
@@ -29,6 +30,11 @@ def run_settings(T: Any) -> str:
              f"lr {T.learning_rate:g}, KL {T.beta:g}, entropy bonus {T.entropy_coef:g}",
              f"{T.steps} steps, seeds {list(T.seeds)}"]
     return ", ".join(parts)
+
+
+def table1_caption(name: str, s: Setting, described: str) -> str:
+    return (f"Pass@k (%), {name} setting (T = {s.temperature:g}, top-p {s.top_p:g}): mean over "
+            f"seeds. {described}")
 
 
 # --- Figure 2's readings as verdict rows ---------------------------------------------------

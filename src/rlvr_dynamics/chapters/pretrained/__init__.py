@@ -36,13 +36,14 @@ from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NeedsParams, Probability, Text,
                                     needed, require)
 from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
+from rlvr_dynamics.comparison.tables import entropy_long, passk_long  # noqa: F401 (the page's)
 from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.tasks.math import last_boxed
 from rlvr_dynamics.passk import ks_for, pass_at_k
-from rlvr_dynamics.rl.algorithms import ALGORITHMS
+from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE  # noqa: F401 (BASE: the page's)
 from rlvr_dynamics.rl.config import TrainConfig
-from rlvr_dynamics.rl.readings import dynamics_of
+from rlvr_dynamics.rl.readings import dynamics_of, readings  # noqa: F401 (the page's)
 from rlvr_dynamics.rl.runs import obtain_all
 
 Level = ListOf(Int(1), 2)

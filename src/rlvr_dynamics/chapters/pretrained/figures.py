@@ -8,6 +8,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from rlvr_dynamics.chapters.pretrained import Params, fits
+from rlvr_dynamics.chapters.figures import (entropy_tables, passk_tables,  # noqa: F401 (the page's)
+                                           plot_dynamics, plot_passk)
 from rlvr_dynamics.chapters.pretrained import sentences
 from rlvr_dynamics.chapters.style import COLORS, styled
 

@@ -50,6 +50,8 @@ from rlvr_dynamics.comparison.tables import (agreement, base_mid_k, base_stepwis
                                              mid_curve, over_seeds, passk_long, passk_problems,
                                              sampled_check, seed_means, table1, table4)
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE
+from rlvr_dynamics.rl.grid import by_algorithm, obtain_runs
+from rlvr_dynamics.rl.readings import dynamics_of
 from rlvr_dynamics.rl.runs import obtain_all
 
 

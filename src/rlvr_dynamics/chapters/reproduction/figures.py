@@ -1,5 +1,5 @@
-"""The reproduction chapter's figures and tables for the page: Pass@k curves, Tables 1 and 4
-styled, the per-problem scatter, the paths' shares over training beside the toy, and the case
+"""The reproduction chapter's figures and tables for the page: Pass@k curves and Tables 1 and 4
+styled (shared with the pretrained chapter: ``chapters.figures``), the per-problem scatter, the paths' shares over training beside the toy, and the case
 study's corrected steps."""
 from __future__ import annotations
 
@@ -11,53 +11,12 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import boundary, toy
-from rlvr_dynamics.chapters.reproduction import (Setting, over_seeds, seed_means, table1, table4,
-                                                 windowed)
+from rlvr_dynamics.chapters.figures import (entropy_tables, passk_tables,  # noqa: F401 (the page's)
+                                           plot_passk, plot_policy)
+from rlvr_dynamics.chapters.reproduction import seed_means, windowed
 from rlvr_dynamics.chapters.reproduction import sentences
-from rlvr_dynamics.chapters.figures import plot_policy
-from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE, mark_best, styled
+from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE, styled
 from rlvr_dynamics.rl.algorithms import BASE
-
-def plot_passk(long: pd.DataFrame, title: str) -> plt.Figure:
-    """Pass@k against k: one panel per (setting, benchmark), one line per model (mean over
-    seeds, shaded from the lowest to the highest seed)."""
-    panels = list(dict.fromkeys(zip(long["setting"], long["benchmark"])))
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.5), squeeze=False,
-                             sharey=True)
-    for ax, (setting, bench) in zip(axes[0], panels):
-        part = long[(long["setting"] == setting) & (long["benchmark"] == bench)]
-        stats = over_seeds(part, "pass@k", ["model", "k"]).reset_index()
-        for label, g in stats.groupby("model", sort=False):
-            color = COLORS.get(label)
-            ax.plot(g["k"], g["mean"], marker="o", ms=2.5, lw=1.3, color=color, label=label)
-            ax.fill_between(g["k"], g["min"], g["max"], color=color, alpha=0.15, lw=0)
-        ax.set_xscale("log", base=2)
-        ax.set(xlabel="k", title=f"{bench}, {setting}")
-        ax.title.set_fontsize(9)
-        ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("Pass@k (%)")
-    axes[0][0].legend(fontsize=7)
-    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
-    fig.tight_layout()
-    return fig
-
-
-def passk_tables(passk: pd.DataFrame, settings: dict[str, Setting], described: str) -> list:
-    """Table 1's layout per setting: the mean over seeds with the best of each column in bold
-    and the second underlined (``style.mark_best``), then the standard deviations."""
-    return [t for name, s in settings.items() for t in (
-        mark_best(table1(passk, name), decimals=1,
-                  caption=sentences.table1_caption(name, s, described)),
-        styled(table1(passk, name, "sd"), decimals=1,
-               caption=f"standard deviation over seeds, {name} setting"))]
-
-
-def entropy_tables(entropy: pd.DataFrame, settings: Sequence[str], described: str) -> list:
-    """Table 4's layout per setting (nats, mean over seeds)."""
-    return [styled(table4(entropy, name), decimals=3,
-                   caption=f"entropies (nats), {name} setting, mean over seeds. {described}")
-            for name in settings]
-
 
 def by_path_table(by_path: pd.DataFrame, described: str):
     """``tables.entropy_by_path``, mean over seeds: rows (setting, benchmark, model), columns

@@ -62,11 +62,6 @@ def window_text(window: int) -> str:
     return f"windows of {window} steps; lines: mean over seeds, bands: min to max"
 
 
-def table1_caption(name: str, s: Setting, described: str) -> str:
-    return (f"Pass@k (%), {name} setting (T = {s.temperature:g}, top-p {s.top_p:g}): mean over "
-            f"seeds. {described}")
-
-
 def agreement_caption(n: int, described: str) -> str:
     return (f"The base: exact measurement against n = {n} samples (Pass@k in %); last column: "
             f"share of problems whose sampled share lies within {Z:g} standard errors of the "

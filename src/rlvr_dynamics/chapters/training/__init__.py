@@ -9,7 +9,6 @@ settings, the verdict rows' "ours") written by ``sentences``.
 """
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,14 +20,13 @@ from rlvr_dynamics import REPO, registry
 from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, Text, needed, require
 from rlvr_dynamics.paper_tables import entropy_table
 from rlvr_dynamics.pretrain import PretrainConfig
-from rlvr_dynamics.rl import algorithms
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
 from rlvr_dynamics.rl.config import Settings, TrainConfig
 from rlvr_dynamics.rl.dynamics import HELDOUT_PREFIXES, summary
 from rlvr_dynamics.rl.readings import (ACCURACY_MARGIN, ENTROPY, ENTROPY_MARGIN, HELD_OUT,
                                        ROLLOUT_WINDOW, VERDICT_CLAIMS, dynamics_of, end_values,
                                        reading_curve, readings)
-from rlvr_dynamics.rl.runs import obtain_all
+from rlvr_dynamics.rl.grid import by_algorithm, by_lambda, obtain_runs
 
 
 class Params(NeedsParams, Settings):
@@ -127,25 +125,6 @@ def settings_table(T: Params) -> pd.DataFrame:
     return pd.DataFrame({f"this run ({T.profile})": [getattr(T, k) for k in paper],
                          "paper (Appendix C.2)": list(paper.values())},
                         index=list(paper)).astype(str)
-
-
-def obtain_runs(T: Params, profile: str, *, lambdas: bool = True, workers: int | None = None
-                ) -> dict[tuple[str, int, float | None], Path]:
-    """The finished runs of ``T.runs()`` (without the lambda family unless ``lambdas``),
-    trained first where missing, ``workers`` at a time (``rl.runs.obtain_all``)."""
-    grid = {k: cfg for k, cfg in T.runs().items() if lambdas or k[2] is None}
-    return dict(zip(grid, obtain_all(list(grid.values()), profile, inline=T.train_inline,
-                                     workers=workers or T.workers)))
-
-
-def by_algorithm(T: Params, folders: dict[tuple, Path]) -> dict[str, list[Path]]:
-    """label -> the algorithm's runs, one per seed in seed order."""
-    return {algorithms.get(a).label: [folders[a, s, None] for s in T.seeds] for a in T.algorithms}
-
-
-def by_lambda(T: Params, folders: dict[tuple, Path]) -> dict[float, list[Path]]:
-    """lambda -> GRPO's runs at that weight, one per seed in seed order."""
-    return {lam: [folders["grpo", s, lam] for s in T.seeds] for lam in T.lambdas}
 
 
 def algorithm_table() -> pd.DataFrame:
