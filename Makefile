@@ -58,7 +58,7 @@ test: install
 ## lab: JupyterLab on the notebook sources; a double-click opens a chapter's .md as a notebook
 ##   (jupytext's viewer, the default by the project's settings in lab/overrides.json).
 lab: install
-	@echo "Parameters: a chapter's first cell (tagged 'parameters') sets its profile and settings; edit it, then run all cells."
+	@echo "Parameters: a chapter's first cell (tagged 'parameters') names its profile; set another, or assign a parameter there (e.g. seeds = [0, 1]), then run all cells."
 	$(VENV)/bin/jupyter lab --LabApp.app_settings_dir="$(CURDIR)/lab" notebooks/
 
 ## bench: speed benchmarks; each prints ratios measured in one run.

@@ -1,5 +1,6 @@
 """Exact Pass@k from the completion tree: against a closed form, against brute-force
 enumeration, against a large sample, and bounds that contain the truth as the tolerance falls."""
+import functools
 import itertools
 import math
 
@@ -41,6 +42,17 @@ def model():
     with torch.no_grad():  # sharper logits than the initialisation: a less uniform tree
         m.lm_head.weight.mul_(8.0)
     return m
+
+
+@pytest.fixture(scope="module")
+def truth(model):
+    """problem index, temperature, top-p -> the whole tree of ``PROBLEMS[i]`` to five tokens
+    (``tol=0``: exact), expanded once for every test that checks against it."""
+    @functools.cache
+    def trees(temperature: float, top_p: float) -> list[exact.Tree]:
+        return exact.expand_all(model, TOK, PROBLEMS, StartsWithDigit(), temperature=temperature,
+                                top_p=top_p, max_tokens=5, tol=0)
+    return lambda i, temperature=1.0, top_p=1.0: trees(temperature, top_p)[i]
 
 
 def test_a_uniform_model_matches_its_closed_form():
@@ -104,8 +116,8 @@ def test_the_tree_matches_brute_force_enumeration(model, temperature, top_p):
         assert tree.p_lo == pytest.approx(truth, abs=1e-10)
 
 
-def test_certified_bounds_contain_the_truth_as_the_tolerance_falls(model):
-    truth = exact.expand(model, TOK, PROBLEMS[2], StartsWithDigit(), max_tokens=5, tol=0)
+def test_certified_bounds_contain_the_truth_as_the_tolerance_falls(model, truth):
+    truth = truth(2)
     widths = []
     for tol in (0.3, 0.1, 0.01, 0.001):
         tree = exact.expand(model, TOK, PROBLEMS[2], StartsWithDigit(), max_tokens=5, tol=tol)
@@ -119,7 +131,7 @@ def test_certified_bounds_contain_the_truth_as_the_tolerance_falls(model):
 
 
 @pytest.mark.parametrize("temperature,top_p", [(1.0, 1.0), (0.6, 0.95)])
-def test_the_sampler_agrees_with_the_tree(model, temperature, top_p):
+def test_the_sampler_agrees_with_the_tree(model, truth, temperature, top_p):
     """4096 samples per problem from the book's sampler: the share of correct ones is within
     4.5 binomial standard deviations of the exact p, for every problem (both settings)."""
     n, task = 4096, StartsWithDigit()
@@ -127,9 +139,8 @@ def test_the_sampler_agrees_with_the_tree(model, temperature, top_p):
     samples = backend.generate([p.prompt for p in PROBLEMS],
                                SamplingParams(n=n, temperature=temperature, top_p=top_p,
                                               max_tokens=5, seed=0))
-    for problem, completions in zip(PROBLEMS, samples):
-        p = exact.expand(model, TOK, problem, task, temperature=temperature, top_p=top_p,
-                         max_tokens=5, tol=0).p_lo
+    for i, (problem, completions) in enumerate(zip(PROBLEMS, samples)):
+        p = truth(i, temperature, top_p).p_lo
         share = np.mean([task.verify(c.text, problem.answer) for c in completions])
         assert abs(share - p) <= 4.5 * math.sqrt(max(p * (1 - p), 1e-9) / n), (problem.id, p)
 
@@ -141,18 +152,18 @@ def test_answer_entropy_of_the_full_tree(model):
         -(q * np.log(q)).sum())
 
 
-def test_stratified_sampling_below_the_frontier_is_unbiased_and_tighter(model):
+def test_stratified_sampling_below_the_frontier_is_unbiased_and_tighter(model, truth):
     """The tree cut at a loose tolerance, the rest sampled: the estimate lies within 4.5
     standard errors of the exact p, and its standard error is the frontier's mass F times that
     of plain sampling (F < 1: tighter at the same n)."""
     task, n = StartsWithDigit(), 4096
-    for problem in PROBLEMS:
-        truth = exact.expand(model, TOK, problem, task, max_tokens=5, tol=0).p_lo
+    for i, problem in enumerate(PROBLEMS):
+        p = truth(i).p_lo
         est = exact.stratified(model, TOK, problem, task, n=n, seed=1, max_tokens=5, tol=0.3,
                                max_nodes=3)
         F = est.tree.unexpanded
         assert 0 < F < 1 and est.samples >= n
-        assert abs(est.p - truth) <= 4.5 * max(est.se, 1e-6), (problem.id, est.p, truth)
+        assert abs(est.p - p) <= 4.5 * max(est.se, 1e-6), (problem.id, est.p, p)
         assert est.se <= F * 0.5 / math.sqrt(n) + 1e-12
 
 

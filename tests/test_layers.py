@@ -1,7 +1,10 @@
 """The package's imports run downward only (``imports.LAYERS``), make no cycle, and sit at the
 top of their modules (inside a function only for an optional dependency, never for the
 package's own modules)."""
-from rlvr_dynamics import imports
+import re
+
+from rlvr_dynamics import REPO, imports
+from rlvr_dynamics.chapters import NAMES
 
 
 def test_every_module_has_a_layer():
@@ -98,3 +101,30 @@ def test_the_presentation_check_sees_a_bad_edge(monkeypatch):
     monkeypatch.setattr(imports, "graph", lambda: graph)
     assert imports.presentation_imports() == [
         "rlvr_dynamics.toy imports rlvr_dynamics.chapters.style at line 7"]
+
+
+def notebook_chapter_imports(text: str, chapter: str) -> list[str]:
+    """The lines of a chapter's notebook that import another chapter's module."""
+    pattern = re.compile(r"^\s*from rlvr_dynamics\.chapters(?:\.(\w+))? import ([\w, ()]+)", re.M)
+    names = set(NAMES) - {chapter}
+    return [m.group(0).strip() for m in pattern.finditer(text)
+            if m.group(1) in names
+            or (m.group(1) is None and names & {n.split(" as ")[0].strip(" ()")
+                                                for n in m.group(2).split(",")})]
+
+
+def test_no_notebook_imports_another_chapter():
+    """A page, too, calls its own chapter, the shared modules and the library only."""
+    found = {nb: notebook_chapter_imports((REPO / "notebooks" / f"{nb}.md").read_text(), nb)
+             for nb in NAMES}
+    assert {nb: lines for nb, lines in found.items() if lines} == {}
+
+
+def test_the_notebook_check_sees_another_chapter():
+    text = ("from rlvr_dynamics.chapters import pretrained as chapter\n"
+            "from rlvr_dynamics.chapters import needed, style\n"
+            "from rlvr_dynamics.chapters import reproduction as rp\n"
+            "from rlvr_dynamics.chapters.training import figures as tr_figures\n")
+    assert notebook_chapter_imports(text, "pretrained") == [
+        "from rlvr_dynamics.chapters import reproduction as rp",
+        "from rlvr_dynamics.chapters.training import figures as tr_figures"]
