@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from rlvr_dynamics.chapters import base_model as bm
-from rlvr_dynamics.chapters.base_model import sentences
+from rlvr_dynamics.chapters.base_model import sentences, shown
 from rlvr_dynamics.measure import EvalSettings
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.tasks.sums import (ALPHABET, Author, SumTask, direct_distribution,
@@ -74,7 +74,7 @@ def test_terms_with_sum():
 
 
 def test_author_examples_table():
-    table = bm.author_examples([(3, 4, 2), (9, 9, 8, 7, 6, 5)], AUTHOR)
+    table = shown.author_examples([(3, 4, 2), (9, 9, 8, 7, 6, 5)], AUTHOR)
     assert list(table["problem"]) == ["3+4+2=9", "9+9+8+7+6+5=44"]
     assert list(table["P(right | direct)"]) == [1.0, 0.0]    # no carry; 4 carries > cap
     assert table["P(right | stepwise)"][1] == round(0.98 ** 5, 3)
@@ -89,7 +89,7 @@ def test_author_examples_table():
 def test_split_table_counts_sums_beyond_the_cap_by_hand():
     splits = bm.problem_splits(TASK, 10)
     assert [len(v) for v in splits.values()] == [10, 10]
-    table = bm.split_table(splits, AUTHOR)
+    table = shown.split_table(splits, AUTHOR)
     for s, ps in splits.items():
         sums = [sum(p.meta["terms"]) for p in ps]
         beyond = sum(x >= 30 for x in sums) / len(ps)         # three carries or more

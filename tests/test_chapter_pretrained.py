@@ -7,7 +7,7 @@ import pytest
 from rlvr_dynamics import profiles
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.chapters import pretrained as chapter
-from rlvr_dynamics.chapters.pretrained import figures, sentences
+from rlvr_dynamics.chapters.pretrained import sentences, shown
 
 
 def params(profile: str, **overrides) -> chapter.Params:
@@ -129,7 +129,7 @@ def test_the_grader_says_where_it_found_the_right_answers():
         (0.5, 0.5, 0.25)
     assert first["fallback, of the right"] == 0.5
     assert (second["boxed, of the right"], second["Pass@1, boxed only"]) == (0.0, 0.0)
-    styled = figures.sources_table(t, "d")
+    styled = shown.sources_table(t, "d")
     assert "Where the grader found the right answers" in styled.to_html()
     said = sentences.sources_text(t, params("cpu-smollm2"))
     assert "the base boxed at most 50.0 % and the trained models at most 0.0 %" in said

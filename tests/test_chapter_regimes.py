@@ -12,6 +12,7 @@ from rlvr_dynamics import stats
 from rlvr_dynamics.chapters import regimes as chapter
 from rlvr_dynamics.chapters import ParameterError, toy_dynamics
 from rlvr_dynamics.chapters.regimes import figures, sentences, toy_mapping
+from rlvr_dynamics.chapters.regimes import shown as displayed  # its tables for people
 from rlvr_dynamics.profiles import resolve
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.rl.probe import KEYS, SETTINGS, SPLITS
@@ -147,7 +148,7 @@ def test_the_depth_reads_no_effect_in_noise_where_the_lowest_probe_would_not():
 ])
 def test_every_reading_of_the_two_stages_is_reachable(shape, expected):
     long, runs = tables(shape, noise=0.01)
-    verdicts = sentences.regime_verdicts(runs, chapter.final_entropy(long), informs_all(long))
+    verdicts = displayed.regime_verdicts(runs, chapter.final_entropy(long), informs_all(long))
     assert verdicts.loc[shape, "GRPO: shrinkage, then expansion"] == expected, verdicts.T
     keeps = verdicts.loc[shape, "GRPO-N keeps the base's boundary"]
     assert keeps.startswith(stats.REPLICATES if shape == "expands at once" else stats.OPPOSITE)
@@ -156,7 +157,7 @@ def test_every_reading_of_the_two_stages_is_reachable(shape, expected):
 def test_a_base_at_the_ceiling_cannot_inform_and_does_not_vote():
     long, runs = tables("shrinks then expands", noise=0.01)
     ceiling = {r: (False, "its Pass@1 on the rare-only problems is 100.0 %") for r in runs["regime"]}
-    verdicts = sentences.regime_verdicts(runs, chapter.final_entropy(long), ceiling)
+    verdicts = displayed.regime_verdicts(runs, chapter.final_entropy(long), ceiling)
     assert verdicts.iloc[0]["GRPO: shrinkage, then expansion"].startswith(stats.CANNOT_INFORM)
     (row,) = sentences.claim_rows(runs, ceiling, {})
     assert [v for _, v in row["checks"]] == [stats.CANNOT_INFORM]
@@ -180,7 +181,7 @@ def test_informs_reads_the_base():
 
 def test_one_seed_is_too_few():
     long, runs = tables("shrinks then expands", seeds=1)
-    verdicts = sentences.regime_verdicts(runs, chapter.final_entropy(long), informs_all(long))
+    verdicts = displayed.regime_verdicts(runs, chapter.final_entropy(long), informs_all(long))
     assert verdicts.loc["shrinks then expands", "GRPO: shrinkage, then expansion"] == \
         stats.FEW_SEEDS
 
@@ -289,7 +290,7 @@ def test_the_lm_follows_the_optimizer_whose_ordering_it_shares():
     assert orders.loc["a", "LM"] == "later" and orders.loc["a", "LM times"] == (50.0, 20.0)
     assert orders.loc["a", "toy, Adam"] == "earlier"
     assert orders["follows"].tolist() == [("SGD",), ("Adam",)]
-    shown = sentences.ordering_table(orders)
+    shown = displayed.ordering_table(orders)
     assert shown.loc["a", "LM: GRPO-N vs GRPO"] == "later (50 vs 20)"
     assert shown.loc["b", "toy, Adam"] == "neither expands (never vs never)"
     assert shown["the LM follows"].tolist() == ["SGD", "Adam"]
@@ -299,14 +300,14 @@ def test_the_lm_follows_the_optimizer_whose_ordering_it_shares():
     toy_times["a"]["SGD"]["GRPO-N"] = 10.0  # now neither optimizer's ordering is the LM's
     orders = chapter.orderings(pd.DataFrame(rows), toy_times, 10)
     assert orders.loc["a", "follows"] == ()
-    assert sentences.ordering_table(orders).loc["a", "the LM follows"] == "none"
+    assert displayed.ordering_table(orders).loc["a", "the LM follows"] == "none"
     assert sentences.ordering_text(orders).startswith(
         "GRPO-N's time to crossover against GRPO's, the LM's ordering matches the toy's under "
         "Adam in 1 of 2, under SGD in 0 of 2")
     toy_times["b"] = {o: {"GRPO": np.nan, "GRPO-N": np.nan} for o in ("Adam", "SGD")}
     orders = chapter.orderings(pd.DataFrame(rows), toy_times, 10)
     assert orders.loc["b", "follows"] == ()  # a base outside the toy's scenario follows none
-    assert sentences.ordering_table(orders).loc["b", "toy, SGD"] == "outside the toy"
+    assert displayed.ordering_table(orders).loc["b", "toy, SGD"] == "outside the toy"
     assert sentences.ordering_text(orders).endswith(
         "under SGD in 0 of 2 regimes (1 outside the toy's scenario).")
 
@@ -439,7 +440,8 @@ def test_the_summary_counts_the_seeds_and_shows_numbers_for_people():
         "shrinks then expands", "GRPO-N"]
     assert (grpo["crossed"], grpo["seeds"], grpo_n["crossed"]) == (3, 3, 2)
     assert grpo_n["step of crossover"] == (np.inf, 40.0, 40.0)
-    shown = figures.summary_table(summary).to_string(delimiter="|", sparse_index=False).splitlines()
+    shown = displayed.summary_table(summary).to_string(delimiter="|",
+                                                       sparse_index=False).splitlines()
     header = shown[0].split("|")
     cells = {row.split("|")[1]: dict(zip(header[2:], row.split("|")[2:])) for row in shown[2:]}
     assert cells["GRPO"]["probe's standard error (points)"] == "0"
@@ -501,7 +503,7 @@ def test_the_scenario_rules_reach_every_verdict(shape, checks, expected):
     (row,) = sentences.claim_rows(runs, informs, {"arm": "control"})
     assert [v for _, v in row["checks"]] == [expected]  # GRPO decides, GRPO-N beside it
     assert len(row["also"]) == 1 and row["also"][0][0].startswith("arm against control, GRPO-N")
-    shown = sentences.scenario_verdict_table(sentences.scenario_verdicts(runs, {"arm": "control"},
+    shown = displayed.scenario_verdict_table(sentences.scenario_verdicts(runs, {"arm": "control"},
                                                                          informs))
     assert shown.loc[("arm", "GRPO"), "verdict"] == expected
 
@@ -528,12 +530,12 @@ def test_the_scenario_in_words_follows_its_numbers():
     assert f"fell by {scenario['arm', 'GRPO']['fall'].text('{:.2f}')}" in text
     assert "predicted a fall of π(a2) by 60 % under Adam (crossover 200)" in text
     assert f"gained {g['gain'].mean():+.1f} points" in text and "**replicates**" in text
-    table = sentences.against_prediction(runs, registered, {"arm": "control"})
+    table = displayed.against_prediction(runs, registered, {"arm": "control"})
     assert table.loc[("arm", "GRPO"), "Adam: dip as the LM's"] == "yes"
     assert table.loc[("control", "GRPO"), "Adam: dip as the LM's"] == "no"
-    shown = sentences.prediction_table(registered)
+    shown = displayed.prediction_table(registered)
     assert shown.loc[("arm", "SGD, GRPO"), "dip of π(a2)"] == "-60 %"
-    inputs = sentences.prediction_inputs(registered)
+    inputs = displayed.prediction_inputs(registered)
     assert inputs.loc["arm", "π0 (direct / stepwise / guess)"] == "0.5 / 0.05 / 0.45"
     assert inputs.loc["arm", "registered (UTC)"] == "2026-12-05T08:00:00"
 
@@ -667,7 +669,7 @@ def test_the_cell_checks_and_comparisons_in_words_follow_their_numbers():
                           "censored": False})
     checks = {"Adam": crossover.prediction_checks(pairs),
               "SGD": crossover.prediction_checks(pairs.assign(predicted=10.0))}
-    table = sentences.prediction_check_table(checks)
+    table = displayed.prediction_check_table(checks)
     assert table.loc[("r", "GRPO"), "Adam: reading"] == crossover.AGREES
     assert table.loc[("r", "GRPO"), "SGD: reading"] == crossover.SLOWER
     assert table.loc[("r", "GRPO"), "Adam: LM / toy"].startswith("1 [")
@@ -678,13 +680,13 @@ def test_the_cell_checks_and_comparisons_in_words_follow_their_numbers():
                          "crossover": [20.0, 22, 25, 60, 55, 50], "last step": 300.0,
                          "gain": [50.0, 49, 50, 20, 25, 10],
                          "end": [99.0, 98, 99, 70, 75, 60]})
-    shown = sentences.comparison_table(crossover.comparisons(runs))
+    shown = displayed.comparison_table(crossover.comparisons(runs))
     assert list(shown.index.get_level_values("comparison").unique()) == ["NSR - GRPO-N"]
     assert shown["value"].iloc[1].startswith("+31.3 [")  # 49.67 - 18.33
     assert shown["verdict"].iloc[1] == stats.REPLICATES
     ceiling = runs.assign(end=99.5, gain=50.0)  # both end at the ceiling: no gap can show
     assert crossover.comparisons(ceiling)["verdict"].iloc[1] == stats.CANNOT_INFORM
-    assert sentences.comparison_table(crossover.comparisons(runs[runs["algorithm"] == "NSR"])
+    assert displayed.comparison_table(crossover.comparisons(runs[runs["algorithm"] == "NSR"])
                                       ).empty
 
 
@@ -721,7 +723,7 @@ def test_regimes_set_against_each_other_read_a_direction_and_score_each_registra
     text = sentences.contrast_text(both)
     assert "decided a direction in 2 of the 2 contrasts" in text
     assert "Adam 1 of 1" in text and "SGD 0 of 1" in text  # c, d have no registration
-    table = sentences.contrast_table(both)
+    table = displayed.contrast_table(both)
     assert table.loc[("a - b", "GRPO"), "Adam"] == "later (yes)"
     assert table.loc[("c - d", "GRPO"), "Adam"] == "-"
     assert "none of the 1 contrasts" in sentences.contrast_text(

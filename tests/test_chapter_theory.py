@@ -11,6 +11,7 @@ import pytest
 from rlvr_dynamics import theory as T
 from rlvr_dynamics.chapters import theory as chapter
 from rlvr_dynamics.chapters.theory import figures, sentences
+from rlvr_dynamics.chapters.theory import shown as displayed  # its tables for people
 
 SMALL = dict(vocab=5, draws=50, symbolic_vocab=2, mc_samples=[100, 1000, 10000], mc_repeats=40,
              group_sizes=[2, 3], group_draws=4000, hidden=16, layers=1, lr_max=0.02,
@@ -184,11 +185,11 @@ def test_proposition1_remainder_is_second_order(P, prop1):
     table = prop1.table
     assert len(table) == P.halvings + 1 and table["eta"].tolist() == record["lrs"]
     assert table["error ratio to the next smaller η"].tolist()[:-1] == record["halving_ratios"]
-    shown = figures.proposition1_table(prop1).to_html()
+    shown = displayed.proposition1_table(prop1).to_html()
     assert ">-</td>" in shown and "nan" not in shown               # no ratio at the last eta
     assert len(prop1.cosines) == 4
     assert prop1.cosines.iloc[0, 0] == record["cos_actual_predicted"]
-    assert "0.99" in figures.cosines_table(prop1).to_html()
+    assert "0.99" in displayed.cosines_table(prop1).to_html()
     assert sentences.network_text(prop1).startswith(
         f"model: {prop1.n_params:,} parameters, V = {len(prop1.tokens)}")
 
@@ -209,7 +210,7 @@ def test_equation2_matches_autograd_for_both_gradients(P, eq2):
     assert low < high and high - low > 1e-3                            # ratios away from 1
     assert -1 <= eq2.cos_full_negative_only < 1 - 1e-6                  # a different direction
     assert len(sentences.equation2_group_text(eq2).splitlines()) == 3
-    assert "GRPO-N (B.5)" in figures.equation2_table(eq2).to_html()
+    assert "GRPO-N (B.5)" in displayed.equation2_table(eq2).to_html()
 
 
 # --- the summary -------------------------------------------------------------------------------
@@ -220,12 +221,12 @@ def test_summary_reads_the_collected_record(P, setting, prop1, eq2, tmp_path, mo
     record = chapter.collect(*checks)
     assert list(record) == [k for c in checks for k in c.record]
     record.update(theorem1_mc_slope=-0.5, group_mc_slope=-0.5)
-    rows = chapter.summary_rows(record, P)
+    rows = displayed.summary_rows(record, P)
     assert len(rows) == 11 and list(rows.columns) == ["result", "check", "expected", "measured"]
     assert rows["measured"].iloc[0] == "simplifies to 0"
     assert rows["measured"].iloc[-2] == f"{eq2.table[chapter.EQ2_GAP].iloc[0]:.1e}"
     assert rows["measured"].iloc[-4] == f"{prop1.record['prop1']['slope']:.3f}"
-    assert "simplifies to 0" in figures.summary_table(record, P).to_html()
+    assert "simplifies to 0" in displayed.summary_table(record, P).to_html()
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
     path = chapter.save_record(record, P)
     assert path.parent == tmp_path / P.profile / "theory"
@@ -262,7 +263,7 @@ def _group_check(ratio_gap=0.0, z=(1.2, 2.5)):
 def test_the_group_table_shows_rounding_residue_as_zero():
     group = _group_check()
     group.table["max |enumeration - closed form|"] = [1.7e-18, -3.5e-17]
-    shown = figures.group_table(group).to_html()
+    shown = displayed.group_table(group).to_html()
     assert "e-1" not in shown and shown.count(">0</td>") == 2
     assert ">0.75</td>" in shown and ">2.5</td>" in shown          # three significant digits
 

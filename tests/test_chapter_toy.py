@@ -78,7 +78,7 @@ def test_settings_table_states_this_builds_values():
     """The table of the settings the paper leaves unsaid reads them from the parameters and
     from the simulator's Adam, one row each."""
     P = chapter.Params(**{**TINY, "seeds": 7, "expansion_steps": 33, "pi0": [0.6, 0.1, 0.3]})
-    table = sentences.settings_table(P)
+    table = shown.settings_table(P)
     rows = table.splitlines()
     assert len(rows) == 2 + 6 and all(r.startswith("| ") and r.endswith(" |") for r in rows[2:])
     assert "$\\pi_0 = (0.6, 0.1, 0.3)$" in table and "$r = (0.5, 1, 0)$" in table

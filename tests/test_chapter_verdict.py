@@ -1,4 +1,4 @@
-"""The closing chapter (``chapters.verdict``, its ``sentences`` and ``figures``): the page
+"""The closing chapter (``chapters.verdict``, its ``sentences`` and ``shown``): the page
 explains only what did not replicate, counts every verdict, folds each claim's checks as they
 were recorded, and shows one row per claim with its verdict in the open."""
 import pandas as pd
@@ -6,7 +6,7 @@ import pytest
 
 from rlvr_dynamics import stats, verdicts
 from rlvr_dynamics.chapters import verdict as chapter
-from rlvr_dynamics.chapters.verdict import figures, sentences
+from rlvr_dynamics.chapters.verdict import sentences, shown
 
 
 def test_the_verdict_page_explains_only_what_did_not_replicate():
@@ -69,13 +69,13 @@ def test_each_claims_checks_fold_as_recorded(recorded):
 
 def test_the_verdict_table_has_one_row_per_claim_and_its_verdict_in_the_open(recorded):
     table, _ = recorded
-    html = figures.verdict_table(table, sentences.caption("t")).to_html()
+    html = shown.verdict_table(table, sentences.caption("t")).to_html()
     assert html.count("<tr>") == len(table) + 1  # the heading and one row per claim
     assert "toy_two_stages" not in html            # no index: the claim is the first column
     assert ">partly</td>" in html and ">not measured</td>" in html
     assert "(t profile)" in html
     assert "&#39;" in html or "'" not in "".join(table["claim"])  # text escaped
-    assert f"color: {figures.VERDICT_COLORS['partly']}" in html
+    assert f"color: {shown.VERDICT_COLORS['partly']}" in html
 
 
 def test_another_profiles_verdicts_are_shown_apart_or_how_to_make_them(recorded, monkeypatch,

@@ -7,7 +7,7 @@ import pytest
 from rlvr_dynamics import boundary, stats, toy, verdicts
 from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import ParameterError
-from rlvr_dynamics.chapters.reproduction import sentences
+from rlvr_dynamics.chapters.reproduction import sentences, shown
 from rlvr_dynamics.comparison import claims
 from rlvr_dynamics.profiles import resolve
 
@@ -277,7 +277,7 @@ def test_grpo_n_against_nsr_reaches_every_outcome():
     assert {c.verdict for cs in ceiling.values() for c in cs} == {stats.CANNOT_INFORM}
     assert "the check cannot inform: GRPO-N (99.4 %) and NSR (99.4 %) both sit at the ceiling" \
         in sentences.negative_text(ceiling, ["GRPO-N", "NSR"])
-    table = sentences.negative_table(ceiling, "s")
+    table = shown.negative_table(ceiling, "s")
     assert table.index.names == ["s setting", "against"]
     assert table.index[0][0] == "t Pass@8 (mid-curve) (decides)"
     assert (table["verdict"] == stats.CANNOT_INFORM).all()
@@ -287,7 +287,7 @@ def test_grpo_n_against_nsr_reaches_every_outcome():
                                      "s", "t", "o", 8)
     assert without == {}
     assert "PROFILE=cpu-nsr" in sentences.negative_text(without, ["GRPO", "GRPO-N"])
-    assert sentences.negative_table(without, "s").empty
+    assert shown.negative_table(without, "s").empty
 
 
 def test_a_second_base_is_shown_beside_the_first_and_never_scored_as_trained():
@@ -372,8 +372,8 @@ def test_takeover_is_the_first_step_with_half_the_rollouts_stepwise():
            {"step": 3, "trace_stepwise_right": 0.4, "trace_stepwise_wrong": 0.1}]
     assert rp.takeover_step(run) == 3.0
     assert rp.takeover_step(run[:3]) == float("inf")
-    assert sentences.fmt_takeover(float("inf"), 100) == "≥ 100"
-    assert sentences.fmt_takeover(3.0, 100) == "3"
+    assert shown.fmt_takeover(float("inf"), 100) == "≥ 100"
+    assert shown.fmt_takeover(3.0, 100) == "3"
 
 
 def test_models_evaluated_side_by_side_equal_one_by_one_and_fill_the_tables(tmp_path,
@@ -534,7 +534,6 @@ def test_token_entropy_by_path_from_exact_and_sampled_records():
     masses 0.6 and 0.1 (entropies 1.0 and 0.5), pooled 0.7 / 0.8; the stepwise path 0.4 and
     0.8 at entropy 0.25. Sampled: the shares per problem, then their mean; the entropy of the
     samples on the path; a path nobody took has share 0 and no entropy."""
-    from rlvr_dynamics.chapters.reproduction import figures
     from rlvr_dynamics.exact import ENTROPY_SUFFIX as w
 
     exact_r = pd.DataFrame({"problem": ["a", "b"], "p": [0.5, 0.5], "traces": [
@@ -555,5 +554,5 @@ def test_token_entropy_by_path_from_exact_and_sampled_records():
     assert at.loc[("GRPO", "stepwise"), "token entropy"] == pytest.approx(0.2)
     assert at.loc[("GRPO", "guess"), "share"] == 0 and np.isnan(at.loc[("GRPO", "guess"),
                                                                        "token entropy"])
-    html = figures.by_path_table(t, "d").to_html()
+    html = shown.by_path_table(t, "d").to_html()
     assert "stepwise" in html and "guess" not in html

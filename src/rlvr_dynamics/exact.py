@@ -45,7 +45,7 @@ The answer distribution, token entropy and traces are combined the same way (eac
 stratum carrying mass F_s / n_s). Beside each trace statistic ``key`` the traces hold
 ``key + ENTROPY_SUFFIX``, the expectation of the statistic times the completion's mean token
 entropy: over the trace's own mass it is the token entropy of the completions it counts (a
-path's, ``comparison.tables.entropy_by_path``).
+path's, ``comparison.metrics.entropy_by_path``).
 """
 from __future__ import annotations
 

@@ -40,9 +40,10 @@ import its own layer (without cycles) and the layers below, never one above."""
 
 PRESENTATION = ("figures", "shown", "sentences", "style", "page")
 """Module names that hold presentation only: a chapter's ``figures``, ``shown`` (tables whose
-cells are written for people) and ``sentences`` (and the shared ``chapters.figures``,
-``chapters.sentences``), ``chapters.style`` (colours, table styles, number formats) and
-``page`` (a page's first lines). A chapter's plain tables of numbers are computation."""
+cells are written for people) and ``sentences``, the shared ``chapters.figures``,
+``chapters.shown``, ``chapters.sentences`` and ``chapters.style`` (colours, table styles,
+number formats), and ``page`` (a page's first lines). A chapter's plain tables of numbers are
+computation."""
 
 
 def is_presentation(module: str) -> bool:
@@ -60,7 +61,7 @@ def presentation_imports() -> list[str]:
 def chapter_of(module: str) -> str | None:
     """The chapter whose package holds ``module`` (``chapters/<name>/``), or None for a module of
     the library or one that every chapter shares (``chapters/__init__``, ``chapters/style.py``,
-    ``chapters/figures.py``, ``chapters/sentences.py``)."""
+    ``chapters/figures.py``, ``chapters/shown.py``, ``chapters/sentences.py``)."""
     parts = modules()[module].relative_to(SOURCE).parts
     return parts[1] if len(parts) > 2 and parts[0] == "chapters" else None
 

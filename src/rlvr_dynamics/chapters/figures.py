@@ -1,23 +1,21 @@
-"""Figures and styled tables that several chapters draw: the toy's policy over training (the toy
-chapter's, and the reproduction chapter's beside the language model's paths), Figure 2's
-training dynamics, and Pass@k with Tables 1 and 4 over seeds (the reproduction chapter's and
-the pretrained chapter's).
+"""Figures that several chapters draw: the toy's policy over training (the toy chapter's, and
+the reproduction chapter's beside the language model's paths), Figure 2's training dynamics,
+and Pass@k over seeds (the reproduction chapter's and the pretrained chapter's; Tables 1 and 4
+styled are in ``chapters.shown``).
 
 Presentation only (``imports.is_presentation``), like ``style``."""
 from __future__ import annotations
 
 import textwrap
-from typing import Any, Sequence
+from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import toy
-from rlvr_dynamics.chapters.sentences import table1_caption
-from rlvr_dynamics.chapters.style import ACTION_COLORS, COLORS, mark_best, styled
-from rlvr_dynamics.comparison.models import Setting
-from rlvr_dynamics.comparison.tables import over_seeds, table1, table4
+from rlvr_dynamics.chapters.style import ACTION_COLORS, COLORS
+from rlvr_dynamics.comparison.metrics import over_seeds
 from rlvr_dynamics.rl.dynamics import curve
 
 
@@ -87,20 +85,3 @@ def plot_passk(long: pd.DataFrame, title: str) -> plt.Figure:
     fig.suptitle(textwrap.fill(title, 150), fontsize=8)
     fig.tight_layout()
     return fig
-
-
-def passk_tables(passk: pd.DataFrame, settings: dict[str, Setting], described: str) -> list:
-    """Table 1's layout per setting: the mean over seeds with the best of each column in bold
-    and the second underlined (``style.mark_best``), then the standard deviations."""
-    return [t for name, s in settings.items() for t in (
-        mark_best(table1(passk, name), decimals=1,
-                  caption=table1_caption(name, s, described)),
-        styled(table1(passk, name, "sd"), decimals=1,
-               caption=f"standard deviation over seeds, {name} setting"))]
-
-
-def entropy_tables(entropy: pd.DataFrame, settings: Sequence[str], described: str) -> list:
-    """Table 4's layout per setting (nats, mean over seeds)."""
-    return [styled(table4(entropy, name), decimals=3,
-                   caption=f"entropies (nats), {name} setting, mean over seeds. {described}")
-            for name in settings]

@@ -152,7 +152,7 @@ def pinned(v: dict[str, np.ndarray], a: str, b: str) -> str:
 
 
 def mid_k(mid: pd.DataFrame, **where) -> int:
-    """The base's mid-curve k (``tables.mid_curve``) of the rows of ``mid`` where ``where``
+    """The base's mid-curve k (``metrics.mid_curve``) of the rows of ``mid`` where ``where``
     holds."""
     return int(rows(mid, **where)["k"].iloc[0])
 
@@ -162,9 +162,9 @@ def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame
                    ) -> dict[str, Claimed]:
     """claim -> what it reads and its checks, for the Pass@k and entropy claims under
     ``setting``: Pass@1 on ``test`` (pass1_gain), Pass@k at the base's mid-curve k (``mid``:
-    ``tables.mid_curve``) on ``test`` (large_k) and on ``ood`` (ood), with Pass@``last`` (the
+    ``metrics.mid_curve``) on ``test`` (large_k) and on ``ood`` (ood), with Pass@``last`` (the
     paper's k) beside them, and answer entropy on ``test`` (answer_entropy). The tables hold one
-    row per problem (``tables.passk_problems``, ``tables.entropy_problems``): each interval
+    row per problem (``metrics.passk_problems``, ``metrics.entropy_problems``): each interval
     covers the problems as well as the seeds (``check``). A check against the base cannot
     inform where the base's share sits at its floor or ceiling or, for the large-k claims,
     where ``support`` (benchmark -> share of the problems beyond the direct path that the base

@@ -2,12 +2,13 @@
 tiny base model pretrained on the author's corpus (``rlvr_dynamics.pretrain``), whether it
 converged to its author, and the base sampled by path.
 
-The chapter's parameters (``Params``), and its computations and tables in the order the notebook
-shows them: the author's exact probabilities (``author_examples``, ``split_table``), pretraining
-(``load_base``), the base against its author (``author_matches``, ``match_table``), the base
-sampled (``sample_base``, ``summary_table``) and where the paper's evaluation setting cuts the
-rare path (``nucleus``). Its figures are in ``figures``, its sentences (the closing claims among
-them) in ``sentences``."""
+The chapter's parameters (``Params``), and its computations and tables of numbers in the order
+the notebook shows them: the author's exact probabilities (``stepwise_success``,
+``direct_success_by_sum``), pretraining (``load_base``), the base against its author
+(``author_matches``, ``match_table``), the base sampled (``sample_base``, ``summary_table``) and
+where the paper's evaluation setting cuts the rare path (``nucleus``). Its figures are in
+``figures``, its tables for people (the author's examples, the splits, the closing claims) in
+``shown``, its sentences in ``sentences``."""
 from __future__ import annotations
 
 import time
@@ -27,8 +28,8 @@ from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base
                                     first_char_probabilities, loss_floor, pretrain_log)
 from rlvr_dynamics.sampling import TransformersBackend
 from rlvr_dynamics.store import results_dir
-from rlvr_dynamics.tasks.sums import (Author, SumTask, corpus, direct_distribution, direct_success,
-                                      path_counts, success_probability)
+from rlvr_dynamics.tasks.sums import (Author, SumTask, corpus, direct_success, path_counts,
+                                      success_probability)
 
 
 class Params(ChapterParams):
@@ -132,34 +133,6 @@ def direct_success_by_sum(sums, author: Author) -> list[float]:
     column's sum is then the whole sum, so its carry units are the sum's tens and any
     single-digit terms with that sum give the same value."""
     return [direct_success(terms_with_sum(int(s)), author) for s in sums]
-
-
-def author_examples(examples, author: Author) -> pd.DataFrame:
-    """Per example (a tuple of terms): the author's direct answers with their exact
-    probabilities (``sums.direct_distribution``) and its chance of being right directly,
-    stepwise and overall."""
-    return pd.DataFrame([{
-        "problem": "+".join(map(str, t)) + f"={sum(t)}",
-        "direct answers (probability)": ", ".join(
-            f"{a} ({p:.2f})" for a, p in sorted(direct_distribution(t, author).items(),
-                                                key=lambda x: -x[1])),
-        "P(right | direct)": round(direct_success(t, author), 3),
-        "P(right | stepwise)": round(stepwise_success(len(t), author), 3),
-        "P(right)": round(success_probability(t, author), 3)} for t in examples])
-
-
-def split_table(splits: dict[str, list], author: Author) -> pd.DataFrame:
-    """Per split: its size, its operand counts, the share of problems beyond the direct path
-    (``direct_success`` 0) and the author's exact Pass@1 (mean ``success_probability``)."""
-    return pd.DataFrame({s: {
-        "problems": len(ps),
-        "operands": f"{min(len(p.meta['terms']) for p in ps)}-"
-                    f"{max(len(p.meta['terms']) for p in ps)}",
-        "beyond the direct path":
-            f"{np.mean([direct_success(p.meta['terms'], author) == 0 for p in ps]):.0%}",
-        "author's Pass@1 (exact)": round(np.mean(
-            [success_probability(p.meta["terms"], author) for p in ps]), 3)}
-        for s, ps in splits.items()})
 
 
 # --- pretraining ----------------------------------------------------------------------------

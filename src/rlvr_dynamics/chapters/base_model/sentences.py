@@ -1,14 +1,13 @@
 """The base-model chapter's words: the author's habits and the sums beyond its direct path, the
 base's size and schedule, the base as loaded, how far pretraining converged, how much longer the
-rare path is, where the paper's evaluation setting cuts it, and the closing claims beside what was
-measured, written from the chapter's parameters and results."""
+rare path is and where the paper's evaluation setting cuts it, written from the chapter's
+parameters and results (its tables for people, the closing claims among them, are in
+``shown``)."""
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from rlvr_dynamics.chapters.base_model import (PAPER_SETTING, RL_SETTING, Base, Params,
-                                               direct_success_by_sum, summary)
+from rlvr_dynamics.chapters.base_model import Base, direct_success_by_sum
 from rlvr_dynamics.measure import EvalSettings
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.tasks.sums import Author, stepwise_completion
@@ -86,29 +85,3 @@ def nucleus_text(nucleus: dict[str, np.ndarray], setting: EvalSettings) -> str:
         f"on {split}, P(#) at temperature {t:g} is {p.mean():.3f} on average (lowest "
         f"{p.min():.3f}), so top-p {top_p:g} leaves the stepwise path out of the nucleus on "
         f"{int((p > top_p).sum())} of {len(p)} problems" for split, p in nucleus.items()) + "."
-
-
-def claims(base: Base, match, sampled, P: Params) -> pd.DataFrame:
-    """The chapter's claims beside what was measured (at T = 1 and at the paper's setting)."""
-    samples = P.samples
-    splits = list(dict.fromkeys(s for s, _ in sampled))
-    t1 = {s: summary(*sampled[s, RL_SETTING], samples) for s in splits}
-    t6 = {s: summary(*sampled[s, PAPER_SETTING], samples) for s in splits}
-    return pd.DataFrame([
-        ("pretraining converged: held-out loss near the author's entropy",
-         f"KL(author || base) = {base.kl:.3f} nats/token (floor {base.floor:.3f})"),
-        ("the base chooses the rare path as often as the author",
-         f"P(stepwise) test {match['test']['stepwise'].mean():.3f}, "
-         f"ood {match['ood']['stepwise'].mean():.3f} (author {P.stepwise})"),
-        (f"Pass@1 well below Pass@{samples} (T=1)",
-         "; ".join(f"{s} {t1[s]['Pass@1']:.2f} vs {t1[s][f'Pass@{samples}']:.2f}"
-                   for s in splits)),
-        ("many distinct answers (T=1)",
-         "; ".join(f"{s} {t1[s]['distinct answers']:.1f} per problem, entropy "
-                   f"{t1[s]['answer entropy']:.2f}" for s in splits)),
-        ("problems solved only rarely (T=1)",
-         "; ".join(f"{s} {t1[s]['solved rarely (0 < c ≤ 1 %)']:.0%}" for s in splits)),
-        (f"at {PAPER_SETTING} the rare path is cut",
-         "; ".join(f"{s}: stepwise share {t6[s]['stepwise share']:.3f}, never solved "
-                   f"{t6[s]['never solved']:.0%}" for s in splits)),
-    ], columns=["claim", "measured"]).set_index("claim")

@@ -5,7 +5,8 @@ on the book's own models (the stack is ``rlvr_dynamics.measure``).
 The chapter's parameters (``Params``), the estimator's two checks (``estimator_checks``, read
 against ``EXACT_TOL`` and ``UNBIASED_Z``), the grader's check (``grader_check``), the tables'
 evaluations (``evaluate``, ``passk_summary``) and what the records hold (``records_summary``).
-Its figures and styled tables are in ``figures``, its sentences in ``sentences``."""
+Its figures are in ``figures``, its styled tables in ``shown``, its sentences in
+``sentences``."""
 from __future__ import annotations
 
 import math

@@ -1,5 +1,5 @@
-"""The evaluation chapter's figures and styled tables: Pass@k curves and tables in Table 1's
-layout (ours and the paper's, with its marks), entropies in Table 4's, the estimator's check."""
+"""The evaluation chapter's figures: Pass@k curves, shown below our Pass@k in Table 1's layout
+(``passk_section``; the chapter's styled tables are in ``shown``)."""
 from __future__ import annotations
 
 import textwrap
@@ -8,14 +8,9 @@ import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 
-from rlvr_dynamics import measure as ev
-from rlvr_dynamics import paper_tables
-from rlvr_dynamics.chapters.evaluation import EstimatorChecks, Params, deviation_table
-from rlvr_dynamics.chapters.evaluation.sentences import (NO_GRADER_CHECK, OURS_PASSK,
-                                                         PAPER_ENTROPY, PAPER_PASSK,
-                                                         deviation_caption, empty_table,
-                                                         entropy_caption, passk_title)
-from rlvr_dynamics.chapters.style import mark_best, styled
+from rlvr_dynamics.chapters.evaluation import Params
+from rlvr_dynamics.chapters.evaluation.sentences import empty_table, passk_title
+from rlvr_dynamics.chapters.evaluation.shown import passk_marks
 
 
 def plot_passk(summary: pd.DataFrame, title: str) -> plt.Figure:
@@ -40,21 +35,6 @@ def plot_passk(summary: pd.DataFrame, title: str) -> plt.Figure:
     return fig
 
 
-def deviations(check: EstimatorChecks):
-    """The estimator's second check as a table: mean estimate minus 1 - (1 - p)^k."""
-    return styled(deviation_table(check), 4, deviation_caption(check))
-
-
-def grader_report(report: pd.DataFrame | None):
-    """The grader's check per benchmark, or a line saying that it did not run."""
-    return Markdown(NO_GRADER_CHECK) if report is None else report
-
-
-def passk_marks(summary: pd.DataFrame):
-    """Our Pass@k in Table 1's layout, with its marks (``style.mark_best``)."""
-    return mark_best(ev.passk_table(summary), caption=OURS_PASSK)
-
-
 def passk_section(P: Params, table: str, summary: pd.DataFrame | None) -> None:
     """``table``'s Pass@k with its marks, then its curves; or a line saying that the table has
     no models."""
@@ -63,18 +43,3 @@ def passk_section(P: Params, table: str, summary: pd.DataFrame | None) -> None:
         return
     display(passk_marks(summary))
     plot_passk(summary, passk_title(P, table))
-
-
-def paper_passk(table: int):
-    """The paper's Table ``table`` (1 or 2), quoted, with our marking rule."""
-    return mark_best(paper_tables.passk_table(table), caption=PAPER_PASSK.format(table=table))
-
-
-def entropies(P: Params, records: dict[tuple[str, str], pd.DataFrame]):
-    """Our entropies in Table 4's layout."""
-    return styled(ev.entropy_table(records), 3, entropy_caption(P))
-
-
-def paper_entropies():
-    """The paper's Table 4, quoted."""
-    return styled(paper_tables.entropy_table(), 3, PAPER_ENTROPY)

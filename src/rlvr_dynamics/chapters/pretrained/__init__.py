@@ -20,8 +20,8 @@ A build of another profile computes nothing here: it shows ``source``'s results 
 profile has made them (its runs and evaluations in the store, and the marker this chapter
 writes when it finishes there), and otherwise says how to make them.
 
-Its figures are in ``figures``, its words (and the rows it hands to ``verdicts.record``) in
-``sentences``.
+Its figures are in ``figures``, its tables for people in ``shown``, its words (and the rows
+it hands to ``verdicts.record``) in ``sentences``.
 """
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from rlvr_dynamics import registry
 from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NeedsParams, Probability, Text,
                                     needed, require)
 from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
-from rlvr_dynamics.comparison.tables import entropy_long, passk_long  # noqa: F401 (the page's)
+from rlvr_dynamics.comparison.metrics import entropy_long, passk_long  # noqa: F401 (the page's)
 from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.tasks.math import last_boxed

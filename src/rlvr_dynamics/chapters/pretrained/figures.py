@@ -1,5 +1,6 @@
-"""The pretrained chapter's figures and tables for the page: the base per difficulty and Pass@k
-along training from the runs' sampled probes."""
+"""The pretrained chapter's figures: Figure 2's dynamics and Pass@k of the base and the trained
+models (shared: ``chapters.figures``), and Pass@k along training from the runs' sampled probes
+(its tables for people are in ``shown``)."""
 from __future__ import annotations
 
 import textwrap
@@ -7,27 +8,8 @@ import textwrap
 import matplotlib.pyplot as plt
 import pandas as pd
 
-from rlvr_dynamics.chapters.pretrained import Params, fits
-from rlvr_dynamics.chapters.figures import (entropy_tables, passk_tables,  # noqa: F401 (the page's)
-                                           plot_dynamics, plot_passk)
-from rlvr_dynamics.chapters.pretrained import sentences
-from rlvr_dynamics.chapters.style import COLORS, styled
-
-
-def difficulty_table(table: pd.DataFrame, P: Params, described: str):
-    """``difficulty``'s table with the rule's verdict on each difficulty (``fits``)."""
-    return styled(table.join(fits(table, P)), decimals=1,
-                  caption=sentences.difficulty_caption(P, described))
-
-
-def sources_table(sources: pd.DataFrame, described: str):
-    """``chapter.answer_sources`` per setting, benchmark and model: shares in %, mean over
-    seeds."""
-    columns = ["right", "boxed, of the right", "fallback, of the right", "Pass@1, boxed only"]
-    means = sources.groupby(["setting", "benchmark", "model"], sort=False)[columns].mean()
-    return styled(100 * means, decimals=1,
-                  caption=f"Where the grader found the right answers (%), mean over seeds. "
-                          f"{described}")
+from rlvr_dynamics.chapters.figures import plot_dynamics, plot_passk  # noqa: F401 (the page's)
+from rlvr_dynamics.chapters.style import COLORS
 
 
 def plot_probe(long: pd.DataFrame, title: str) -> plt.Figure:

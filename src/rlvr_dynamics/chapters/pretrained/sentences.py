@@ -11,7 +11,7 @@ from rlvr_dynamics import registry
 from rlvr_dynamics.chapters.pretrained import Params, Results, fits, training_params
 from rlvr_dynamics.chapters.sentences import comparison_rows, reading_rows, run_settings
 from rlvr_dynamics.comparison.case import STEPWISE_SHARE
-from rlvr_dynamics.comparison.tables import entropy_problems, mid_curve, passk_problems
+from rlvr_dynamics.comparison.metrics import entropy_problems, mid_curve, passk_problems
 from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.stats import CONFIDENCE
 

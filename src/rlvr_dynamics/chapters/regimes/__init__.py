@@ -27,12 +27,12 @@ A run that has not crossed over by its last step is *stalled* when its stepwise 
 is no higher than at the middle of the run (``stalled``), otherwise *still rising*.
 
 This module holds the chapter's parameters and obtains its predictions, runs and bases; its
-computations sit one idea to a module and are importable from here: ``tables`` (the probes as
-tables), ``stages`` (the two stages in numbers and the claims per regime), ``toy_mapping``
+computations sit one idea to a module and are importable from here: ``probes`` (the probes
+read as tables), ``stages`` (the two stages in numbers and the claims per regime), ``toy_mapping``
 (the toy beside each regime), ``prediction`` (the toy's registered predictions), ``scenario``
 (the arm against its control, and the rules that decide), ``crossover`` (each cell's crossover
 against its registration; two algorithms against each other). Its figures are in ``figures``,
-its words in ``sentences``.
+its tables for people in ``shown``, its words in ``sentences``.
 """
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ from rlvr_dynamics.chapters.regimes.stages import (ENTROPY_MARGIN, SHRINK_MARGIN
                                                    relative_stepwise, stage_check,
                                                    stage_effects, stages, stalled, summary,
                                                    time_to_crossover, two_stages)
-from rlvr_dynamics.chapters.regimes.tables import (hard_problems, measured, per_run, probes,
+from rlvr_dynamics.chapters.regimes.probes import (hard_problems, measured, per_run, probes,
                                                    train_share, with_passk)
 from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, order_agreement,
                                                         orderings, toy_inputs, toy_prediction,

@@ -1,7 +1,6 @@
-"""The regimes chapter's figures and tables for the page: the paper's scenario (the arm's and
-the control's P(stepwise) on the rare-path-only problems over training), each regime's paths
-and Pass@k over training, the LM's regime map beside the toy's prediction, and the dial's and
-the summary's tables with their numbers shown for people (``style.number``)."""
+"""The regimes chapter's figures: the paper's scenario (the arm's and the control's P(stepwise)
+on the rare-path-only problems over training), each regime's paths and Pass@k over training,
+and the LM's regime map beside the toy's prediction (its tables for people are in ``shown``)."""
 from __future__ import annotations
 
 import textwrap
@@ -12,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics.chapters.regimes import FALL_MARGIN, SHRINK_MARGIN, relative_stepwise
-from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE, number
+from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE
 
 PATHS_DRAWN = {**PATH_STYLE, "guess": ("guess", "0.45", "-")}
 """The reproduction chapter's paths and the guess (the bad path of the paper's scenario)."""
@@ -196,28 +195,3 @@ def plot_phase(table: pd.DataFrame, regimes: dict[str, Any], steps: int, title: 
     fig.suptitle(textwrap.fill(title, 150), fontsize=8)
     fig.tight_layout()
     return fig
-
-
-def dial_table(dial: pd.DataFrame):
-    """``path_prior.dial_check``'s table (``regimes.dial``) with its numbers for people
-    (``style.number``)."""
-    return dial.style.format(number)
-
-
-def summary_table(summary: pd.DataFrame):
-    """``stages.summary`` for the page: the seeds crossed over as "crossed/seeds", the steps
-    of crossover listed, every number for people (``style.number``: floating-point residue as
-    0, never as ∞)."""
-    out = summary.copy()
-    out.insert(5, "crossed over (seeds)", [f"{e}/{n}" for e, n in zip(out.pop("crossed"),
-                                                                      out.pop("seeds"))])
-    out["step of crossover"] = [", ".join(number(x) for x in t) for t in out["step of crossover"]]
-    return out.style.format(number, subset=[c for c in out.columns if out[c].dtype.kind == "f"])
-
-
-def verdicts_table(verdicts: pd.DataFrame):
-    """The verdicts per regime (``sentences.regime_verdicts``), a claim to a row and a regime
-    to a column, every cell in full (no truncation), left-aligned."""
-    return (verdicts.T.style.set_table_styles([
-        {"selector": "td, th", "props": "padding: 0.2em 0.6em; text-align: left; "
-                                        "vertical-align: top;"}]))

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters.regimes.tables import hard_problems
+from rlvr_dynamics.chapters.regimes.probes import hard_problems
 from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_laws,
                                                         toy_predictions, toy_settings,
                                                         toy_update)

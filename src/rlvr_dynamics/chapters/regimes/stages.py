@@ -14,7 +14,7 @@ import pandas as pd
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.comparison.claims import ANSWER_ENTROPY_MARGIN, PASSK_MARGIN
-from rlvr_dynamics.chapters.regimes.tables import with_passk
+from rlvr_dynamics.chapters.regimes.probes import with_passk
 from rlvr_dynamics.chapters.regimes.toy_mapping import toy_update
 from rlvr_dynamics.passk import from_probability, mid_curve_k
 
@@ -83,7 +83,7 @@ def informs(base: pd.DataFrame, hard: np.ndarray, k: int) -> tuple[bool, str]:
 
 
 def relative_stepwise(part: pd.DataFrame, hard: np.ndarray) -> pd.DataFrame:
-    """One regime's and algorithm's rows of a split (``tables.with_passk``'s): P(stepwise) on
+    """One regime's and algorithm's rows of a split (``probes.with_passk``'s): P(stepwise) on
     its rare-only problems (``hard``), the mean per step (rows) and seed (columns), relative to
     the start."""
     rare = part[hard[part["problem"].to_numpy()]]
@@ -116,7 +116,7 @@ def decompose(start: pd.DataFrame, end: pd.DataFrame, k: int) -> dict[str, float
 
 def stages(long: pd.DataFrame, hard: dict[str, np.ndarray], ks: dict[str, int],
            setting: str = "full", split: str = "test") -> pd.DataFrame:
-    """Per run (regime, algorithm, seed; ``long``: ``tables.with_passk``'s rows), on the
+    """Per run (regime, algorithm, seed; ``long``: ``probes.with_passk``'s rows), on the
     probed rare-only problems of ``split`` at its regime's mid-curve k (``ks``):
 
     * ``fall``: the relative fall of P(stepwise), 1 - mass(t) / mass(0), and ``depth``: Pass@k

@@ -45,10 +45,10 @@ from rlvr_dynamics.comparison.claims import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN,
 from rlvr_dynamics.comparison.models import (Model, Setting, beyond_direct, chosen, comparison,
                                              evaluate_models, is_base, other_base_label,
                                              other_bases, run_spec, train_beyond_direct)
-from rlvr_dynamics.comparison.tables import (agreement, base_mid_k, base_stepwise, ceiling,
-                                             entropy_by_path, entropy_long, entropy_problems,
-                                             mid_curve, over_seeds, passk_long, passk_problems,
-                                             sampled_check, seed_means, table1, table4)
+from rlvr_dynamics.comparison.metrics import (agreement, base_mid_k, base_stepwise, ceiling,
+                                              entropy_by_path, entropy_long, entropy_problems,
+                                              mid_curve, over_seeds, passk_long, passk_problems,
+                                              sampled_check, seed_means, table1, table4)
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE
 from rlvr_dynamics.rl.grid import by_algorithm, obtain_runs
 from rlvr_dynamics.rl.readings import dynamics_of

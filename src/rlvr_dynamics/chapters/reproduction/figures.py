@@ -1,6 +1,6 @@
-"""The reproduction chapter's figures and tables for the page: Pass@k curves and Tables 1 and 4
-styled (shared with the pretrained chapter: ``chapters.figures``), the per-problem scatter, the paths' shares over training beside the toy, and the case
-study's corrected steps."""
+"""The reproduction chapter's figures: Pass@k curves (shared with the pretrained chapter:
+``chapters.figures``), the per-problem scatter, the paths' shares over training beside the toy,
+and the case study's corrected steps (its tables for people are in ``shown``)."""
 from __future__ import annotations
 
 import textwrap
@@ -11,58 +11,10 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import boundary, toy
-from rlvr_dynamics.chapters.figures import (entropy_tables, passk_tables,  # noqa: F401 (the page's)
-                                           plot_passk, plot_policy)
-from rlvr_dynamics.chapters.reproduction import seed_means, windowed
-from rlvr_dynamics.chapters.reproduction import sentences
-from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE, styled
+from rlvr_dynamics.chapters.figures import plot_passk, plot_policy  # noqa: F401 (the page's)
+from rlvr_dynamics.chapters.reproduction import windowed
+from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE
 from rlvr_dynamics.rl.algorithms import BASE
-
-def by_path_table(by_path: pd.DataFrame, described: str):
-    """``tables.entropy_by_path``, mean over seeds: rows (setting, benchmark, model), columns
-    each path's share and token entropy (paths no completion took left out)."""
-    mean = by_path.groupby(["setting", "benchmark", "model", "path"], sort=False)[
-        ["share", "token entropy"]].mean()
-    taken = mean.groupby("path", sort=False)["share"].max()
-    wide = mean.unstack("path").reindex(columns=[p for p in taken.index if taken[p] > 0],
-                                        level="path")
-    return styled(wide, decimals=3, caption=f"Token entropy (nats) by path and each path's "
-                                            f"share, mean over seeds. {described}")
-
-
-def agreement_table(check: pd.DataFrame, n: int, described: str):
-    """``tables.agreement`` for the page."""
-    return styled(check, decimals=2, caption=sentences.agreement_caption(n, described))
-
-
-def ceiling_table(ceiling: pd.DataFrame, described: str):
-    """``tables.ceiling`` for the page."""
-    return styled(ceiling, decimals=1, caption=f"The base's ceiling. {described}")
-
-
-def mid_curve_table(mid: pd.DataFrame, described: str):
-    """``tables.mid_curve`` per setting and benchmark: the base's mid-curve k and every
-    model's Pass@k there (mean and sd over seeds)."""
-    g = seed_means(mid, ["pass@k"], ["k"]).groupby(["setting", "benchmark", "k", "model"],
-                                                   sort=False)["pass@k"]
-    table = pd.DataFrame({"mean": g.mean(), "sd": g.std(ddof=1)}).unstack("model")
-    table.columns = [f"{m} {stat}" for stat, m in table.columns]
-    order = [c for m in dict.fromkeys(mid["model"]) for c in (f"{m} mean", f"{m} sd")]
-    return styled(table[order], decimals=1,
-                  caption="Pass@k (%) at the k where the base's is closest to 50 % (its "
-                          f"setting's and benchmark's): mean and sd over seeds. {described}")
-
-
-def support_table(support: pd.Series, headline: str):
-    """``claims.rare_path_support`` as percentages, the headline setting named."""
-    return support.to_frame().style.format("{:.0%}").set_caption(
-        f"headline setting: {headline}")
-
-
-def corrected_table(means: pd.DataFrame):
-    """``case.bang_means`` for the page."""
-    return styled(means, decimals=2,
-                  caption="share of samples with a corrected step (%), mean over seeds")
 
 
 def plot_per_problem(recs: dict[tuple, pd.DataFrame], setting: str, benchmarks: Sequence[str],

@@ -19,7 +19,7 @@ from rlvr_dynamics.chapters.reproduction import (ANSWER_ENTROPY_MARGIN, CASE_MAR
                                                  train_beyond_direct)
 from rlvr_dynamics.chapters.sentences import check_text, comparison_rows, run_settings  # noqa: F401
 from rlvr_dynamics.comparison.models import is_base
-from rlvr_dynamics.comparison.tables import Z
+from rlvr_dynamics.comparison.metrics import Z
 from rlvr_dynamics.rl.algorithms import BASE
 
 
@@ -124,7 +124,7 @@ def stages_text(recs: dict[tuple, pd.DataFrame], bench: str, name: str, T: Any) 
     beyond the direct path (``models.train_beyond_direct``; ``T``: the training chapter's
     parameters), and how often a group of ``T.num_generations`` rollouts holds a stepwise
     sample and how often that sample is right, at the base's stepwise share under the setting
-    ``name`` (``tables.base_stepwise``)."""
+    ``name`` (``metrics.base_stepwise``)."""
     share, right = base_stepwise(recs, bench, name)
     hard = train_beyond_direct(T)
     g = T.num_generations
@@ -187,10 +187,6 @@ def answer_entropy_text(entropy: pd.DataFrame, setting: str) -> str:
 
 # --- the knob: the group size --------------------------------------------------------------------
 
-def fmt_takeover(t: float, steps: int) -> str:
-    """A step of takeover; one that never came shows as "≥ ``steps``" (the run's length)."""
-    return f"≥ {steps}" if np.isinf(t) else f"{t:g}"
-
 
 def knob_cost_text(P: Any, T: Any) -> str:
     """What the knob costs: its runs per group size (``P.knob_algorithms`` x the training
@@ -207,15 +203,6 @@ def knob_cost_text(P: Any, T: Any) -> str:
                  f"chapter's cost per run in the reference build (`book/reference_costs.yaml`: "
                  f"{minutes:g} minutes for its {runs} runs)")
     return text + "."
-
-
-def takeover_table(T: Any, steps: dict[tuple[str, int], list[float]]) -> pd.DataFrame:
-    """``paths.takeover_steps`` as a table: one row per (algorithm, G), one column per seed
-    (``T``: the training chapter's parameters)."""
-    return pd.DataFrame({f"{label}, G = {g}": [fmt_takeover(t, T.steps) for t in v]
-                         for (label, g), v in steps.items()},
-                        index=[f"seed {s}" for s in T.seeds]).T.rename_axis(
-        "step at which the stepwise path first carries half of the rollouts")
 
 
 def takeover_text(steps: dict[tuple[str, int], list[float]], G0: int) -> str:
@@ -242,20 +229,6 @@ def takeover_text(steps: dict[tuple[str, int], list[float]], G0: int) -> str:
 
 # --- the rows for the closing chapter ----------------------------------------------------------
 
-def negative_table(checks: dict[str, list[Check]], setting: str) -> pd.DataFrame:
-    """``claims.negative_checks`` as a table: per quantity under ``setting`` (the first
-    decides) and algorithm GRPO-N is set against, the difference with its interval (points),
-    the verdict, and why the check cannot inform where it cannot; empty when the build
-    trained neither NSR nor W-REINFORCE."""
-    rows = [{"quantity": f"{what}{' (decides)' if i == 0 else ''}", "against": c.b,
-             "GRPO-N - it (points)": c.effect.text("{:+.2f}"), "verdict": c.verdict,
-             "why it cannot inform": c.why_not or "-"}
-            for i, (what, cs) in enumerate(checks.items()) for c in cs]
-    table = pd.DataFrame(rows, columns=["quantity", "against", "GRPO-N - it (points)",
-                                        "verdict", "why it cannot inform"])
-    return table.set_index(["quantity", "against"]).rename_axis(
-        index={"quantity": f"{setting} setting"})
-
 
 def negative_text(checks: dict[str, list[Check]], trained: Sequence[str]) -> str:
     """What the deciding check (the first quantity of ``claims.negative_checks``) says, per
@@ -278,7 +251,7 @@ def negative_text(checks: dict[str, list[Check]], trained: Sequence[str]) -> str
 
 def bases_text(mid: pd.DataFrame, others: Sequence[str]) -> str:
     """How far each base of ``others`` (labels of ``models.other_bases``) lies from the first at
-    the first base's mid-curve k, per setting and benchmark (``tables.mid_curve``: means over
+    the first base's mid-curve k, per setting and benchmark (``metrics.mid_curve``: means over
     problems and the first base's evaluations); or, without others, how to measure one."""
     if not others:
         return ("This build measures one base (`other_bases = []`); the `cpu-nsr` profile "

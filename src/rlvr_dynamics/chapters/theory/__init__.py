@@ -3,8 +3,9 @@ GRPO gradient (Eq. 2) with its negative-only form, each checked numerically and 
 (the mathematics is in ``rlvr_dynamics.theory``).
 
 Each section of the notebook is one call here that computes (returning a result whose
-``record`` holds the numbers it measured), then what ``figures`` draws or styles and what
-``sentences`` writes of it. Every section draws from its own random stream ``[seed, k]``::
+``record`` holds the numbers it measured), then what ``figures`` draws, what ``shown``
+tabulates for people and what ``sentences`` writes of it. Every section draws from its own
+random stream ``[seed, k]``::
 
     setting = tabular_setting(P)                    # [seed, 0]: pi, A, r
     lemma1_symbolic(P); lemma1_autograd(P)          # [seed, 1]
@@ -14,7 +15,7 @@ Each section of the notebook is one call here that computes (returning a result 
     group_check(setting, P)                         # [seed, 3]
     net = tiny_network(P); prop1 = proposition1_check(net, P)  # [seed, 4]
     equation2_check(net, P)                         # [seed, 5]
-    record = collect(...); save_record(record, P); summary_rows(record, P)
+    record = collect(...); save_record(record, P)  # the closing table: shown.summary_rows
 
 Each check asserts its own threshold (the module constants below), so a notebook whose
 mathematics stops holding fails where the check runs.
@@ -472,31 +473,3 @@ def save_record(record: dict[str, Any], P: Params) -> Path:
     ``results/<profile>/theory/checks_<key>.json``."""
     path = results_dir(P.profile, P.chapter()) / f"checks_{config_key(P.values())}.json"
     return write_json(path, {"parameters": P.values(), **record})
-
-
-def summary_rows(record: dict[str, Any], P: Params) -> pd.DataFrame:
-    """One row per result checked: what was checked, what theory expects, what was measured
-    (read from the ``collect``ed record alone)."""
-    s, p1 = record, record["prop1"]
-    gap = [row[EQ2_GAP] for row in record["eq2"]["table"]]
-    rows = [
-        ("Lemma 1", "symbolic: d log π/dz − (I − eπᵀ)", "0",
-         "simplifies to 0" if s["lemma1_symbolic_zero"] else "FAILS"),
-        ("Lemma 1", f"autograd vs formula, {P.draws} draws (float64)", "rounding",
-         f"{s['lemma1_autograd_max_error']:.1e}"),
-        ("Remark 2", "other actions gaining probability after a rare positive sample",
-         "none (paper)", str(s["remark2_gainers_after_rare_positive"])),
-        ("Theorem 1", "symbolic, and exact sum over actions", "0",
-         f"{s['theorem1_enumeration_max_error']:.1e}"),
-        ("Theorem 1", "Monte Carlo error slope in N", "−0.5", f"{s['theorem1_mc_slope']:.3f}"),
-        ("group (1 − 1/G)", f"Monte Carlo slope, G = {P.group_sizes[0]}", "−0.5",
-         f"{s['group_mc_slope']:.3f}"),
-        ("group (1 − 1/G)", f"max |MC − closed form| / SE, G in {P.group_sizes}",
-         f"< {Z_MAX:g}", f"{max(row[MC_SE] for row in s['group']):.2f}"),
-        ("Proposition 1", "error slope in η", "2", f"{p1['slope']:.3f}"),
-        ("Proposition 1", "error ratio at the smallest η halving", "4",
-         f"{p1['halving_ratios'][-1]:.3f}"),
-        ("Eq. 2", "relative gap to autograd, ratios ≠ 1", "float32 rounding", f"{gap[0]:.1e}"),
-        ("B.5 (GRPO-N)", "relative gap to autograd", "float32 rounding", f"{gap[1]:.1e}"),
-    ]
-    return pd.DataFrame(rows, columns=["result", "check", "expected", "measured"])

@@ -1,19 +1,14 @@
-"""The theory chapter's figures and tables for the page: Remark 2's bidirectional update,
-Theorem 1's Monte Carlo errors, Proposition 1 on the tiny network, and the checks' tables
-styled (numbers through ``style.number``, so rounding residue shows as 0)."""
+"""The theory chapter's figures: Remark 2's bidirectional update, Theorem 1's Monte Carlo
+errors and Proposition 1 on the tiny network (the checks' tables for people are in
+``shown``)."""
 from __future__ import annotations
-
-from typing import Any
 
 import matplotlib.pyplot as plt
 import numpy as np
-from pandas.io.formats.style import Styler
 
 from rlvr_dynamics import theory as T
-from rlvr_dynamics.chapters.style import number
-from rlvr_dynamics.chapters.theory import (PROMPT, Eq2Check, GroupCheck, MonteCarlo, Params,
-                                           Prop1Check, Tabular, probability_gainers,
-                                           remark2_cases, summary_rows)
+from rlvr_dynamics.chapters.theory import (PROMPT, MonteCarlo, Params, Prop1Check, Tabular,
+                                           probability_gainers, remark2_cases)
 
 
 def plot_remark2(setting: Tabular, P: Params) -> plt.Figure:
@@ -109,30 +104,3 @@ def plot_proposition1(check: Prop1Check, P: Params) -> plt.Figure:
                  f"prompt '{PROMPT}', one deterministic step", fontsize=10)
     fig.tight_layout()
     return fig
-
-
-# --- the checks' tables, styled ----------------------------------------------------------------
-
-def group_table(group: GroupCheck) -> Styler:
-    """The group result's table (``GroupCheck.table``), one row per G."""
-    return group.table.style.format(number)
-
-
-def proposition1_table(check: Prop1Check) -> Styler:
-    """Proposition 1's error per step size (``Prop1Check.table``)."""
-    return check.table.style.format(number).hide(axis="index")
-
-
-def cosines_table(check: Prop1Check) -> Styler:
-    """The cosines of ``Prop1Check.cosines``, to five decimals (they differ near 1)."""
-    return check.cosines.style.format("{:.5f}")
-
-
-def equation2_table(eq2: Eq2Check) -> Styler:
-    """Eq. 2's and B.5's gaps to autograd (``Eq2Check.table``)."""
-    return eq2.table.style.format(number)
-
-
-def summary_table(record: dict[str, Any], P: Params) -> Styler:
-    """The closing table (``summary_rows``), without its index."""
-    return summary_rows(record, P).style.hide(axis="index")

@@ -7,8 +7,8 @@ chapter: the runs of each figure (``figure1_runs``, ``main_run``, ``optimizer_ru
 ``group_size_runs``, ``temperature_runs``, ``four_action_runs``, ``negative_only_runs``,
 ``expansion_grids``; cached in ``cache_folder``), what is computed from them
 (``negative_shares``, ``extremes``), and the per-seed stages with their claim checks (``stages``,
-``claim_rows``). The chapter's tables are in ``tables``, its figures in ``figures``, its words in
-``sentences``.
+``claim_rows``). The chapter's tables for people are in ``shown``, its figures in
+``figures``, its words in ``sentences``.
 """
 from __future__ import annotations
 

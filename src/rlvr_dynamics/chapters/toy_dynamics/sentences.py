@@ -27,39 +27,6 @@ def settings(P: Params) -> str:
     return f"{P.optimizer}, η={P.lr}, G={P.G}, τ={P.tau}"
 
 
-def settings_table(P: Params) -> str:
-    """The settings that Algorithm 1 leaves unsaid, as this build sets them (markdown: the
-    paper's, ours, why)."""
-    def listed(x: list[float]) -> str:
-        return ", ".join(f"{v:g}" for v in x)
-    (b1, b2), eps = toy.ADAM_BETAS, np.log10(toy.ADAM_EPS)
-    rows = [
-        ("rewards", r"$0<r(a_1)<r(a_2)$, $r(a_3)=0$",
-         f"$r = ({listed(P.rewards)})$; Figure 1's second row varies $r(a_1)$",
-         r"Adam is invariant to the scale of $\mathbf g$ (up to its $\epsilon$), so only "
-         r"$r(a_1)/r(a_2)$ matters"),
-        ("initial policy", r'$\pi(a_1) > \pi(a_2)$, $a_2$ "unexplored"',
-         rf"$\pi_0 = ({listed(P.pi0)})$; Figure 1's first row varies it",
-         "$a_2$ rare enough that most early groups miss it, common enough to be found within "
-         "the run"),
-        ("steps", "not stated", f"{P.steps} ({P.expansion_steps} for the phase diagram)",
-         r"chosen for both stages to fit at the paper's $\eta$"),
-        ("Adam", '"Adam"', rf"$\beta = ({b1:g}, {b2:g})$, $\epsilon = 10^{{{eps:.0f}}}$, bias "
-         "correction, one optimiser state per run",
-         "`torch.optim.Adam`'s defaults (the test suite checks our Adam against it)"),
-        ("temperature", r"$\pi = \mathrm{Softmax}(\mathbf z/\tau)$",
-         r"logits start at $\log\pi_0$ for every $\tau$; actions are sampled from "
-         r"$\mathrm{Softmax}(\mathbf z/\tau)$ and $\mathbf g$ is the gradient of its log, which "
-         r"carries a factor $1/\tau$",
-         "what an LLM trainer does: the base model's logits are given, the temperature reshapes "
-         "sampling and the log-probabilities are taken at that temperature"),
-        ("seeds", "not stated", f"{P.seeds} runs per curve (`seeds`), {P.expansion_seeds} per "
-         "cell of the phase diagram (`expansion_seeds`)",
-         "to show the mean, its spread, and single runs")]
-    return "\n".join(["| setting | paper | here | why |", "|---|---|---|---|",
-                      *(f"| {' | '.join(row)} |" for row in rows)])
-
-
 def unsampled_gradient_text(g: np.ndarray) -> str:
     """``unsampled_gradient``'s g, and whether the unsampled a2's entry is exactly 0."""
     return (f"g for the group {{a1, a3}}: {g} - the entry of the unsampled a2 is "

@@ -1,7 +1,8 @@
-"""The toy chapter's tables as displayed, read from its runs: times to expansion per setting, the mean
-field against the mean of runs, what the negative-only update gains and costs, the phase
-diagram's grid, and the paper's toy claims on this build's numbers (plain DataFrames, their
-cells written for people: a time to expansion that did not happen is "never")."""
+"""The toy chapter's tables as displayed, read from its parameters and runs: the settings
+Algorithm 1 leaves unsaid (a markdown table), times to expansion per setting, the mean field
+against the mean of runs, what the negative-only update gains and costs, the phase diagram's
+grid, and the paper's toy claims on this build's numbers (plain DataFrames, their cells written
+for people: a time to expansion that did not happen is "never")."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,6 +11,41 @@ import pandas as pd
 from rlvr_dynamics import toy
 from rlvr_dynamics.chapters.toy_dynamics import (NEGATIVE_SHARE_MIN, Params, negative_shares,
                                                  two_settings)
+
+
+# --- the settings Algorithm 1 leaves unsaid ----------------------------------------------------
+
+def settings_table(P: Params) -> str:
+    """The settings that Algorithm 1 leaves unsaid, as this build sets them (markdown: the
+    paper's, ours, why)."""
+    def listed(x: list[float]) -> str:
+        return ", ".join(f"{v:g}" for v in x)
+    (b1, b2), eps = toy.ADAM_BETAS, np.log10(toy.ADAM_EPS)
+    rows = [
+        ("rewards", r"$0<r(a_1)<r(a_2)$, $r(a_3)=0$",
+         f"$r = ({listed(P.rewards)})$; Figure 1's second row varies $r(a_1)$",
+         r"Adam is invariant to the scale of $\mathbf g$ (up to its $\epsilon$), so only "
+         r"$r(a_1)/r(a_2)$ matters"),
+        ("initial policy", r'$\pi(a_1) > \pi(a_2)$, $a_2$ "unexplored"',
+         rf"$\pi_0 = ({listed(P.pi0)})$; Figure 1's first row varies it",
+         "$a_2$ rare enough that most early groups miss it, common enough to be found within "
+         "the run"),
+        ("steps", "not stated", f"{P.steps} ({P.expansion_steps} for the phase diagram)",
+         r"chosen for both stages to fit at the paper's $\eta$"),
+        ("Adam", '"Adam"', rf"$\beta = ({b1:g}, {b2:g})$, $\epsilon = 10^{{{eps:.0f}}}$, bias "
+         "correction, one optimiser state per run",
+         "`torch.optim.Adam`'s defaults (the test suite checks our Adam against it)"),
+        ("temperature", r"$\pi = \mathrm{Softmax}(\mathbf z/\tau)$",
+         r"logits start at $\log\pi_0$ for every $\tau$; actions are sampled from "
+         r"$\mathrm{Softmax}(\mathbf z/\tau)$ and $\mathbf g$ is the gradient of its log, which "
+         r"carries a factor $1/\tau$",
+         "what an LLM trainer does: the base model's logits are given, the temperature reshapes "
+         "sampling and the log-probabilities are taken at that temperature"),
+        ("seeds", "not stated", f"{P.seeds} runs per curve (`seeds`), {P.expansion_seeds} per "
+         "cell of the phase diagram (`expansion_seeds`)",
+         "to show the mean, its spread, and single runs")]
+    return "\n".join(["| setting | paper | here | why |", "|---|---|---|---|",
+                      *(f"| {' | '.join(row)} |" for row in rows)])
 
 
 # --- times to expansion, per figure ------------------------------------------------------------

@@ -95,7 +95,7 @@ APPENDIX_C2 = ("model", "task", "steps", "num_generations", "generation_batch", 
                "micro_batch", "learning_rate", "weight_decay", "beta", "epsilon", "dual_clip",
                "entropy_coef", "temperature", "max_completion_length", "context", "loss_type",
                "eval_every", "eval_problems", "use_vllm", "bf16")
-"""The settings shown beside the paper's (``settings_table``)."""
+"""The settings shown beside the paper's (``shown.settings_table``)."""
 
 
 def paper_settings() -> dict[str, Any]:
@@ -117,25 +117,6 @@ def paper_rate_travel(T: Params) -> dict[str, float] | None:
     matrices = [p.detach() for p in model.parameters() if p.ndim >= 2]
     scale = float(sum(p.abs().sum() for p in matrices) / sum(p.numel() for p in matrices))
     return {"paper": paper, "updates": updates, "travel": paper * updates, "weight": scale}
-
-
-def settings_table(T: Params) -> pd.DataFrame:
-    """This run's settings beside the paper's (``paper_settings``)."""
-    paper = paper_settings()
-    return pd.DataFrame({f"this run ({T.profile})": [getattr(T, k) for k in paper],
-                         "paper (Appendix C.2)": list(paper.values())},
-                        index=list(paper)).astype(str)
-
-
-def algorithm_table() -> pd.DataFrame:
-    """The registered algorithms (``rl.algorithms``): where each takes its importance
-    ratio, its weight lambda on positive samples, and its advantage (group-relative, or
-    REINFORCE-style mu r - (1 - r) for NSR and W-REINFORCE)."""
-    return pd.DataFrame([{"algorithm": a.label, "importance ratio": a.importance_sampling_level,
-                          "λ (weight on positive samples)": a.positive_weight,
-                          "advantage": ("group-relative" if a.reinforce is None else
-                                        f"{a.reinforce:g} r - (1 - r), no group baseline")}
-                         for a in ALGORITHMS.values()]).set_index("algorithm")
 
 
 # --- the held-out curves in numbers ------------------------------------------------------------

@@ -4,7 +4,7 @@ ours, with the verdict that a chapter of this build recorded (``rlvr_dynamics.ve
 What the page reads from the verdict table: how many claims got each verdict (``tally``),
 which claims measured on the testbed did not replicate (``not_replicated``), and the verdicts
 other profiles recorded (``beside``: the real pretrained model's). The table as the
-page shows it is drawn by ``figures``; the checks behind each verdict and what we think decides
+page shows it is styled by ``shown``; the checks behind each verdict and what we think decides
 the claims that did not replicate are written by ``sentences``."""
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """The closing chapter's table as the page shows it: one row per claim (the claim, the paper's
 numbers, ours, the verdict), text left-aligned in columns wide enough to read, the verdict
-coloured by how it reads."""
+coloured by how it reads (the chapter draws no figure: its one table for people is here, its
+words in ``sentences``)."""
 from __future__ import annotations
 
 import pandas as pd
