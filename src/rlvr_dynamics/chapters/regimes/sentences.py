@@ -40,10 +40,10 @@ def settings(P: Any, T: Any, hard: dict[str, np.ndarray]) -> str:
               f"over seeds, bands: min to max")
 
 
-def _steps(t: Sequence[float]) -> str:
+def times_text(t: Sequence[float]) -> str:
     """Times to crossover in words: "never" within the run, "outside the toy" where the toy
     has no prediction (NaN: a regime outside its scenario)."""
-    return ", ".join(_time(x) for x in t)
+    return ", ".join(time_text(x) for x in t)
 
 
 def disagreement(first: str, second: str, tie: bool) -> str:
@@ -64,7 +64,7 @@ def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
         stall = int(g["stalled"].sum())
         out.append(f"{regime}, {algo} (P(stepwise) {g['pi0(a2)'].iloc[0]:.4f} at the start): "
                    f"crossed over in {crossed} of {len(g)} seeds (steps "
-                   f"{_steps(g['crossover'])}); Pass@{int(g['k'].iloc[0])} on the "
+                   f"{times_text(g['crossover'])}); Pass@{int(g['k'].iloc[0])} on the "
                    f"rare-path-only problems {depth.mean():+.1f} points against the base at "
                    f"the step the other seeds find lowest (seeds {depth.min():+.1f} to "
                    f"{depth.max():+.1f}), {gain.mean():+.1f} at the end (seeds "
@@ -77,8 +77,8 @@ def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
         toy_t = g.groupby("regime", sort=False)["toy expansion"].first()
         agree, pairs, other = order_agreement(lm, toy_t, probe_every)
         out.append(f"{algo}, regimes ordered by their median time to crossover (within {steps} "
-                   f"steps; LM: " + ", ".join(f"{r} {_steps([v])}" for r, v in lm.items())
-                   + "; toy: " + ", ".join(f"{r} {_steps([v])}" for r, v in toy_t.items())
+                   f"steps; LM: " + ", ".join(f"{r} {times_text([v])}" for r, v in lm.items())
+                   + "; toy: " + ", ".join(f"{r} {times_text([v])}" for r, v in toy_t.items())
                    + f"): of the {pairs} pairs of regimes that the toy sets apart (its times "
                    f"more than {TOY_SAME:.0%} apart), the LM orders {agree} the same way"
                    + (f" ({'; '.join(disagreement(*o) for o in other)})" if other else "")
@@ -135,8 +135,8 @@ def verdict_rules() -> str:
 
 # --- the paper's scenario: the registered predictions, the arm against its control -------------
 
-def _time(t: float) -> str:
-    """One time to crossover in words (``_steps``)."""
+def time_text(t: float) -> str:
+    """One time to crossover in words (``times_text``)."""
     return "never" if np.isinf(t) else "outside the toy" if np.isnan(t) else f"{t:g}"
 
 
@@ -208,7 +208,7 @@ def scenario_text(table: pd.DataFrame, scenario: dict[tuple[str, str], dict],
         update = toy_update(algo)[0]
         toy = {opt: p[update] for opt, p in registered[arm]["predictions"].items() if opt != OWN}
         predicted = ", ".join(f"{rounded('{:.0f}', 100 * -p['toy dip'])} % under {opt} (crossover "
-                              f"{_time(p['toy expansion'])})" for opt, p in toy.items())
+                              f"{time_text(p['toy expansion'])})" for opt, p in toy.items())
         crossed = int(np.isfinite(g["crossover"]).sum())
         out.append(
             f"*{arm}*, {algo}: the toy predicted a fall of π(a2) by {predicted}; the LM's "

@@ -17,7 +17,7 @@ from rlvr_dynamics.chapters.regimes import (FALL_MARGIN, OWN, RISE_MARGIN, SAME_
                                             entropy_above, keeps_boundary, stage_effects,
                                             toy_update, two_stages)
 from rlvr_dynamics.chapters.regimes.crossover import registrations
-from rlvr_dynamics.chapters.regimes.sentences import _steps, _time  # times in words, as said
+from rlvr_dynamics.chapters.regimes.sentences import time_text, times_text  # times in words
 from rlvr_dynamics.chapters.style import number, rounded
 
 
@@ -54,8 +54,8 @@ def prediction_table(registered: dict[str, dict[str, Any]]) -> pd.DataFrame:
             for label, p in by_label.items():
                 rows.append({"regime": regime, "toy": f"{opt}, {label}",
                              "dip of π(a2)": rounded("{:+.0f} %", 100 * p['toy dip']),
-                             "at step": _time(p["toy dip step"]),
-                             "crossover (median)": _time(p["toy expansion"]),
+                             "at step": time_text(p["toy dip step"]),
+                             "crossover (median)": time_text(p["toy expansion"]),
                              "seeds crossed": f"{100 * p['toy expanded']:.0f} %"})
     return pd.DataFrame(rows).set_index(["regime", "toy"])
 
@@ -78,9 +78,9 @@ def scenario_table(table: pd.DataFrame, controls: dict[str, str]) -> pd.DataFram
             ["regime", "algorithm"], sort=False):
         rows.append({"regime": regime, "algorithm": algo, "k (mid-curve)": int(g["k"].iloc[0]),
                      "change of P(stepwise)": _mean_range(-100 * g["fall"], "{:+.0f} %"),
-                     "read at step": ", ".join(_time(t) for t in g["fall step"]),
-                     "crossover": ", ".join(_time(t) for t in g["crossover"]),
-                     "last step": ", ".join(_time(t) for t in g["last step"]),
+                     "read at step": ", ".join(time_text(t) for t in g["fall step"]),
+                     "crossover": ", ".join(time_text(t) for t in g["crossover"]),
+                     "last step": ", ".join(time_text(t) for t in g["last step"]),
                      "Pass@k start": f"{g['start'].mean():.1f}",
                      "Pass@k end": _mean_range(g["end"], "{:.1f}"),
                      "gain": _mean_range(g["gain"], "{:+.1f}"),
@@ -104,14 +104,14 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
         lm_dip = float(g["fall"].mean()) > FALL_MARGIN
         row = {"regime": regime, "algorithm": algo,
                "LM: change of P(stepwise)": rounded("{:+.0f} %", -100 * g['fall'].mean()),
-               "LM: crossover (median)": _time(float(np.median(g["crossover"])))}
+               "LM: crossover (median)": time_text(float(np.median(g["crossover"])))}
         for opt, by_label in registered[regime]["predictions"].items():
             if opt == OWN:
                 continue
             p = by_label[update]
             toy_dip = -p["toy dip"] > FALL_MARGIN
             row[f"{opt}: change of π(a2)"] = rounded("{:+.0f} %", 100 * p['toy dip'])
-            row[f"{opt}: crossover"] = _time(p["toy expansion"])
+            row[f"{opt}: crossover"] = time_text(p["toy expansion"])
             row[f"{opt}: dip as the LM's"] = "yes" if toy_dip == lm_dip else "no"
         rows.append(row)
     return pd.DataFrame(rows).set_index(["regime", "algorithm"])
@@ -152,9 +152,9 @@ def prediction_check_table(checks: dict[str, pd.DataFrame]) -> pd.DataFrame:
     for opt, t in checks.items():
         part = pd.DataFrame({
             "regime": t["regime"], "algorithm": t["algorithm"],
-            "LM: crossover": [", ".join(_time(x) for x in lm) for lm in t["LM"]],
+            "LM: crossover": [", ".join(time_text(x) for x in lm) for lm in t["LM"]],
             "not crossed": t["not crossed"],
-            f"{opt}: toy": [_time(x) for x in t["toy"]],
+            f"{opt}: toy": [time_text(x) for x in t["toy"]],
             f"{opt}: LM / toy": [_factor(*v) for v in zip(t["estimate"], t["low"], t["high"])],
             f"{opt}: reading": t["reading"]}).set_index(["regime", "algorithm"])
         out = part if out is None else out.join(part.drop(columns=["LM: crossover",
@@ -278,7 +278,7 @@ def ordering_table(orders: pd.DataFrame) -> pd.DataFrame:
     GRPO), where the toy's scenario holds."""
     def shown(o: str, times: tuple[float, float]) -> str:
         return (o if o == "outside the toy"
-                else f"{o} ({_steps([times[0]])} vs {_steps([times[1]])})")
+                else f"{o} ({times_text([times[0]])} vs {times_text([times[1]])})")
     out = pd.DataFrame(index=orders.index)
     out["LM: GRPO-N vs GRPO"] = [shown(o, t) for o, t in zip(orders["LM"], orders["LM times"])]
     for column in [c for c in orders.columns if c.startswith("toy, ")]:
