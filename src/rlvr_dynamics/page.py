@@ -25,10 +25,10 @@ def parameters(namespace: dict[str, Any], chapter: str) -> ChapterParams:
     """``chapter``'s parameters as they stand in a page's ``namespace``: all of them where
     papermill injected them, else the profile's (``profiles.plan``) under the ones assigned."""
     cls = params_class(chapter)
-    given = {k: namespace[k] for k in cls.model_fields if k in namespace}
-    if set(given) != set(cls.model_fields):  # run by hand: the profile resolves the rest
-        given = {**plan(given.get("profile", "cpu"), [chapter])[chapter], **given}
-    return cls.parse(given)
+    if not set(cls.model_fields) <= set(namespace):  # run by hand: the profile resolves the rest
+        resolved = plan(namespace.get("profile", "cpu"), [chapter])[chapter]
+        namespace = {**resolved, **namespace}
+    return cls.check(namespace)
 
 
 def opened(namespace: dict[str, Any], chapter: str, threads: int | None = None) -> ChapterParams:

@@ -4,9 +4,9 @@ A chapter module holds the chapter's typed parameters (``Params``, a pydantic mo
 defaults are the ``cpu`` profile's values, with ranges and cross-checks whose errors name the
 parameter), the chapters whose parameters it reads (``Params.needs``), its computations, its
 readings (the claim checks and their thresholds) and its figures. The notebook is prose, its
-``parameters`` cell (checked against ``Params`` by the tests) and a few calls::
+``parameters`` cell (the profile's name only) and a few calls::
 
-    P = chapter.Params.check(globals())          # right after the parameters cell
+    P = page.opened(globals(), "regimes")        # right after the parameters cell
     T = needed(P, "training")                    # the training chapter's parameters
 
 The runner (``rlvr_dynamics.run``) resolves every chapter's parameters (defaults < profile <
