@@ -57,6 +57,7 @@ class Phases:
 
     def __init__(self, trainer) -> None:
         self.seconds, self.flops = defaultdict(float), defaultdict(float)
+        self.spans: list[tuple[float, float]] = []  # (start, end) of every phase's call
         self.calls: dict[str, int] = defaultdict(int)
         self.rows: dict[str, list[int]] = defaultdict(list)
         self.counter: FlopCounterMode | None = None
@@ -73,6 +74,8 @@ class Phases:
             if name:
                 self._wrap(cb, "evaluate", lambda *a, name=name, **k: name)
         trainer.add_callback(OptimizerTimer(self))
+        self.window = Window()
+        trainer.add_callback(self.window)
 
     def _scoring(self, model, *args, **kwargs) -> str:
         if torch.is_grad_enabled():
@@ -88,6 +91,7 @@ class Phases:
             yield
         finally:
             self.seconds[name] += time.perf_counter() - start
+            self.spans.append((start, time.perf_counter()))
             if self.counter:
                 self.flops[name] += self.counter.get_total_flops() - flops
 
@@ -104,6 +108,20 @@ class Phases:
         setattr(obj, attr, call)
 
 
+class Window(TrainerCallback):
+    """The time from the first step's start to the last step's end: what the steps cost,
+    without the run's setup and teardown (which a run of a hundred steps pays once)."""
+
+    def __init__(self) -> None:
+        self.start = self.end = 0.0
+
+    def on_step_begin(self, args, state, control, **kwargs) -> None:
+        self.start = self.start or time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kwargs) -> None:
+        self.end = time.perf_counter()
+
+
 class OptimizerTimer(TrainerCallback):
     """The optimizer's time: from the Trainer's pre-optimizer callback to its post one."""
 
@@ -115,6 +133,7 @@ class OptimizerTimer(TrainerCallback):
 
     def on_optimizer_step(self, args, state, control, **kwargs) -> None:
         self.phases.seconds["optimizer"] += time.perf_counter() - self.start
+        self.phases.spans.append((self.start, time.perf_counter()))
 
 
 def configs(profile: str, steps: int) -> dict:
@@ -137,15 +156,15 @@ def measure(cfg, folder: Path, profile: str, count: bool) -> Phases:
     """The phases of ``cfg``'s steps (with FLOPs counted when ``count``)."""
     trainer = build_trainer(cfg, folder, profile)
     phases = Phases(trainer)
-    start = time.perf_counter()
     if count:
         phases.counter = FlopCounterMode(display=False)
         with phases.counter:
             trainer.train()
     else:
         trainer.train()
-    total = time.perf_counter() - start
-    phases.seconds["rest (rewards, logging)"] = total - sum(phases.seconds.values())
+    start, end = phases.window.start, phases.window.end
+    inside = sum(max(0.0, min(b, end) - max(a, start)) for a, b in phases.spans)
+    phases.seconds["rest (rewards, logging)"] = end - start - inside
     return phases
 
 
@@ -206,6 +225,7 @@ def report(name: str, cfg, timed: Phases, counted: Phases, model, steps: int) ->
           f"{at_limit / total:8.1%}")
     print("  limit: torch.mm over the model's weights, GFLOP/s at rows " + ", ".join(
         f"{r}: {g:.1f}" for r, g in sorted(limits.items())))
+    print(f"  ratio of the step's time at the limit to its time: {at_limit / total:.2f}")
     return seconds
 
 

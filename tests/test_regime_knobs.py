@@ -106,7 +106,7 @@ def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(r
     for a, b in zip(plain, probed):
         assert {k: v for k, v in a.items()} == {k: v for k, v in b.items() if k != "probe"}
     rec = probed[0]["probe"]
-    assert set(rec) == {"paper", "full"} and set(rec["full"]) == {"test", "ood"}
+    assert set(rec) == {"paper", "full"} and set(rec["full"]) == {"test"}
     for setting in rec.values():
         for split in setting.values():
             p = np.array(split["p"])

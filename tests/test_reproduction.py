@@ -518,15 +518,15 @@ def test_the_stepwise_path_the_stages_and_the_knob_in_words(monkeypatch, tmp_pat
               "o": [SimpleNamespace(meta={"terms": (1,) * 7})]}
     assert sentences.operands_text(chosen) == "Operands per problem: t, 3-4; o, 7."
     costs = tmp_path / "costs.yaml"
-    costs.write_text("profile: cpu\nminutes: {training: 9.0}\n")
+    costs.write_text("profile: cpu\nminutes: {training: 9.0}\ntraining_runs: 18\n")
     monkeypatch.setattr(sentences, "REFERENCE_COSTS", costs)
     P = rp.Params(knob_algorithms=["grpo", "grpo_n"])
-    assert len(T.seeds) == 3 and len(T.runs()) == 18
+    assert len(T.seeds) == 5 and len(T.runs()) == 30
     assert sentences.knob_cost_text(P, T) == (
-        "The knob trains 6 more runs per group size (2 algorithms × 3 seeds): about 3 minutes per "
-        "group size at the training chapter's cost per run in the reference build "
+        "The knob trains 10 more runs per group size (2 algorithms × 5 seeds): about 5 minutes "
+        "per group size at the training chapter's cost per run in the reference build "
         "(`book/reference_costs.yaml`: 9 minutes for its 18 runs).")
-    assert sentences.knob_cost_text(rp.Params(profile="smoke"), T).endswith("× 3 seeds).")
+    assert sentences.knob_cost_text(rp.Params(profile="smoke"), T).endswith("× 5 seeds).")
 
 
 def test_token_entropy_by_path_from_exact_and_sampled_records():

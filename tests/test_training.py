@@ -223,6 +223,61 @@ def test_kl_and_entropy_terms_still_act_on_dropped_samples(tiny, tmp_path):
             torch.testing.assert_close(g_n[i], g_0[i], rtol=1e-6, atol=1e-12)
 
 
+def padded_batch(trainer, lengths: list[tuple[int, int]]):
+    """Input ids and mask of prompts and completions of the given (prompt, completion)
+    lengths, the prompts left-padded and the completions right-padded to the longest, as TRL
+    lays out a batch; and the completion width (``logits_to_keep``)."""
+    P, C = max(p for p, _ in lengths), max(c for _, c in lengths)
+    gen = torch.Generator().manual_seed(0)
+    ids = torch.randint(3, trainer.model.config.vocab_size, (len(lengths), P + C), generator=gen)
+    mask = torch.zeros_like(ids)
+    for i, (p, c) in enumerate(lengths):
+        mask[i, P - p:P + c] = 1
+    return ids.masked_fill(mask == 0, trainer.processing_class.pad_token_id), mask, C
+
+
+LENGTHS = [(5, 2), (9, 3), (6, 11), (9, 1), (7, 2), (8, 12), (9, 2), (5, 4)]
+
+
+@pytest.mark.parametrize("batch_size", [None, 3])
+def test_the_passes_without_padding_are_trls_up_to_rounding(tiny, tmp_path, batch_size):
+    """The per-token log-probs, entropies and their gradients of ``GRPONTrainer``'s passes
+    (chunks cut to their own columns, in order of length) equal TRL's on every completion
+    token, in the batch's order, with zeros on the padding; a pass that cut one column too many
+    (the planted bug) is caught."""
+    from trl import GRPOTrainer
+
+    trainer, _ = generation(config(tiny), tmp_path)
+    ids, mask, keep = padded_batch(trainer, LENGTHS)
+    completion = mask[:, -keep:].bool()
+
+    def run(method):
+        trainer.model.zero_grad()
+        logps, entropies, _ = method(trainer, trainer.model, ids, mask, keep, batch_size,
+                                     compute_entropy=True)
+        (logps * completion).sum().backward()
+        return logps, entropies, torch.cat([p.grad.flatten() for p in trainer.model.parameters()])
+
+    ours, theirs = run(type(trainer)._get_per_token_logps_and_entropies), \
+        run(GRPOTrainer._get_per_token_logps_and_entropies)
+    for a, b in zip(ours[:2], theirs[:2]):
+        torch.testing.assert_close(a[completion], b[completion], rtol=1e-5, atol=1e-5)
+        assert a[~completion].count_nonzero() == 0
+    scale = theirs[2].abs().max().item()
+    torch.testing.assert_close(ours[2], theirs[2], rtol=1e-4, atol=1e-5 * scale)
+
+    def cuts_too_much(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                      **kwargs):  # the planted bug: the last used column left out
+        logps, entropies, aux = type(trainer)._get_per_token_logps_and_entropies(
+            self, model, input_ids[:, :-1], attention_mask[:, :-1], logits_to_keep - 1,
+            batch_size, **kwargs)
+        return torch.nn.functional.pad(logps, (0, 1)), entropies, aux
+
+    with torch.no_grad():
+        bad = cuts_too_much(trainer, trainer.model, ids, mask, keep, batch_size)[0]
+    assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-5)
+
+
 def test_sequence_ratio_matches_its_definition(tiny, tmp_path):
     """GSPO: w_i = (pi_theta(y_i|x) / pi_old(y_i|x))^(1/|y_i|), computed here from two plain
     forward passes (the sampling model and the moved one), against the w_i inside TRL's loss:

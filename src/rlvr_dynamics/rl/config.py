@@ -96,7 +96,7 @@ class TrainConfig:
     training problems beyond the direct path (``data.mix``; None: the train split as drawn).
     ``probe_every``: generation steps between measurements of the boundary (``probe``; 0:
     none): of the tiny sums base from the policy's probabilities on ``probe_problems`` problems
-    of each sums split and ``probe_hard`` more test problems beyond the direct path
+    of the sums test split (``probe.SPLITS``) and ``probe_hard`` more of its problems beyond the direct path
     (``probe.probed``), every ``probe_early_every`` steps up to step ``probe_early_until``
     (0: no denser start), under the full distribution and, if ``probe_paper``, the paper's
     evaluation setting too; ``stop_after_crossover``: end the run this many generation steps

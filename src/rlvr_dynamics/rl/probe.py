@@ -3,8 +3,8 @@ checkpoints (``exact.stratified_all``), while the run trains.
 
 Every ``every`` optimizer updates (more often early on: every ``early_every`` up to update
 ``early_until``; and before the first, and after the last), ``BoundaryProbe`` measures the
-``probed`` problems of the sums task's test and ood splits (the first ones of each, and
-optionally more of the test problems that only the stepwise path can solve) under each of
+``probed`` problems of the sums task's test split (the first ones, and optionally more of those
+that only the stepwise path can solve) under each of
 ``SETTINGS`` (the paper's evaluation setting and the full distribution; or the latter alone):
 per problem, the
 probability p of a correct answer (hence Pass@k = 1 - (1 - p)^k for every k), the probability
@@ -41,7 +41,9 @@ from rlvr_dynamics.rl.dynamics import Periodic
 SETTINGS = {"paper": (0.6, 0.95), "full": (1.0, 1.0)}
 """(temperature, top-p) of each measurement: Appendix C.2's evaluation setting, and the full
 distribution that RL samples from."""
-SPLITS = ("test", "ood")
+SPLITS = ("test",)
+"""The splits probed: the test split alone, the only one the regimes chapter reads (the ood
+split's longer sums made a third of a probe's time, and no reading used them)."""
 TOL, MAX_NODES, BELOW = 1e-3, 50, 8
 """The exact measurement's tolerance, prefixes per problem and samples below each stratum of
 the frontier: the reproduction chapter's tolerance with two thirds of its prefixes and half its

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch.utils.data import Sampler
 from trl import GRPOConfig, GRPOTrainer
 from trl.models import unwrap_model_for_generation
@@ -45,7 +46,8 @@ class GRPONConfig(GRPOConfig):
 
 class GRPONTrainer(GRPOTrainer):
     """TRL's ``GRPOTrainer`` with the positive samples' advantages weighted by lambda
-    (``args.positive_weight``); with lambda = 1 its advantages and loss are TRL's, bit for bit.
+    (``args.positive_weight``); with lambda = 1 its advantages are TRL's, bit for bit, and its
+    log-probabilities and loss TRL's up to rounding (its forward passes leave the padding out).
 
     Also logs ``frac_negative``, the fraction of the generation batch whose relative advantage
     is negative (the samples that -N trains on).
@@ -97,6 +99,39 @@ class GRPONTrainer(GRPOTrainer):
                                           batch_size=len(prompt_ids), stops=self.eos_token_ids)
             rows = backend.generate_ids(prompt_ids, params)  # a group's prompts are adjacent
         return [list(row[0].token_ids) for row in rows], None
+
+    def _get_per_token_logps_and_entropies(self, model, input_ids, attention_mask,
+                                           logits_to_keep, batch_size=None, **kwargs):
+        """TRL's, with the padding left out: the sequences are taken ``batch_size`` at a time
+        in order of length (all at once, in their order, if None), each chunk cut to the
+        columns that some sequence of it uses; the results come back in the batch's order,
+        zeros where a chunk had no column (padding, which every use masks out). A cut shifts
+        every position of a chunk alike, which rotary attention does not see, so the results
+        are TRL's up to rounding (``tests/test_training.py``); about half of the tokens of a
+        cpu-profile batch are padding (``bench/bench_training_step.py``). Text only; anything
+        else goes to TRL as it is."""
+        if any(isinstance(v, (torch.Tensor, list)) for v in kwargs.values()):
+            return super()._get_per_token_logps_and_entropies(
+                model, input_ids, attention_mask, logits_to_keep, batch_size, **kwargs)
+        n, width = input_ids.shape
+        used = attention_mask.bool()
+        first = used.int().argmax(dim=1)
+        end = width - used.flip(1).int().argmax(dim=1)
+        size = batch_size or n
+        order = torch.argsort(end - first, stable=True) if size < n else torch.arange(n)
+        parts, aux = [], []
+        for chunk in order.split(size):
+            lo, hi = int(first[chunk].min()), int(end[chunk].max())
+            logps, entropies, loss = super()._get_per_token_logps_and_entropies(
+                model, input_ids[chunk, lo:hi], attention_mask[chunk, lo:hi],
+                hi - (width - logits_to_keep), len(chunk), **kwargs)
+            pad = (0, width - hi)
+            parts.append((F.pad(logps, pad), None if entropies is None else F.pad(entropies, pad)))
+            aux.append(loss)
+        back = torch.argsort(order)
+        logps = torch.cat([p for p, _ in parts])[back]
+        entropies = None if parts[0][1] is None else torch.cat([e for _, e in parts])[back]
+        return logps, entropies, None if aux[0] is None else torch.stack(aux).mean()
 
     def _get_train_sampler(self, dataset=None) -> Sampler:
         """TRL's sampler, reshuffled from ``seed + epoch`` at every epoch so that a run resumed

@@ -107,7 +107,7 @@ class Params(NeedsParams):
     ``seeds`` for at most ``steps`` generation steps with the training chapter's other settings,
     each run ending ``stop_after_crossover`` steps after its crossover (None: never early); the
     boundary probed every ``probe_every`` steps (every ``probe_early_every`` up to step
-    ``probe_early_until``) on ``probe_problems`` problems per split and ``probe_hard`` more
+    ``probe_early_until``) on ``probe_problems`` problems of the test split and ``probe_hard`` more
     test problems beyond the direct path, under the full distribution (and the paper's
     evaluation setting if ``probe_paper``); Pass@k shown at k = ``k`` and ``ks`` (the claims read
     it where each base sits mid-curve); the toy's prediction from ``toy_seeds`` runs of
@@ -120,7 +120,7 @@ class Params(NeedsParams):
     controls: dict[str, str] = {"three paths": "two paths"}
     contrasts: ListOf(ListOf(str, 2), 0) = []
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
-    seeds: ListOf(Int(0)) = [0, 1, 2]
+    seeds: ListOf(Int(0)) = [0, 1, 2, 3, 4]
     steps: Int(1) = 120
     stop_after_crossover: Int(0) | None = 20
     probe_every: Int(1) = 20

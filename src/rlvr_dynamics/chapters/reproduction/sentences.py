@@ -192,13 +192,13 @@ def knob_cost_text(P: Any, T: Any) -> str:
     """What the knob costs: its runs per group size (``P.knob_algorithms`` x the training
     seeds; ``T``: the training chapter's parameters) and, where the reference build
     (``REFERENCE_COSTS``) ran this profile, their minutes at the training chapter's measured
-    cost per run there."""
+    cost per run there (its minutes over the runs it trained)."""
     per_g = len(P.knob_algorithms) * len(T.seeds)
     text = (f"The knob trains {per_g} more runs per group size ({len(P.knob_algorithms)} "
             f"algorithms × {len(T.seeds)} seeds)")
     ref = yaml.safe_load(REFERENCE_COSTS.read_text())
     if ref["profile"] == P.profile:
-        minutes, runs = ref["minutes"]["training"], len(T.runs())
+        minutes, runs = ref["minutes"]["training"], ref["training_runs"]
         text += (f": about {minutes * per_g / runs:.0f} minutes per group size at the training "
                  f"chapter's cost per run in the reference build (`book/reference_costs.yaml`: "
                  f"{minutes:g} minutes for its {runs} runs)")
