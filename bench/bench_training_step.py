@@ -19,7 +19,13 @@ step's time less the phases). A second pass of one step counts each phase's floa
 throughput measured here over the model's own weights at the rows the phase multiplies
 (``bench_generation.step_rate``: at the batch's rows for decoding, at the batch's tokens for
 the passes over whole sequences). Printed: seconds per step, share, GFLOP, and the fraction of
-the limit per phase and for the step.
+the limit per phase and for the step (the FLOPs of what the passes compute: with TRL's own
+passes that included the padding).
+
+Then each change of issue 38 alone, as a ratio of times measured here: the training steps with
+``GRPONTrainer``'s passes, which leave the padding out, against TRL's own passes (held-out
+evaluation apart); a probe of the test split (``rl.probe.SPLITS``) against one with the ood
+split's first problems added, as the regimes chapter probed before.
 
 ``--smoke``: the smoke profile (a base of 200 steps, one layer of 32, 4 x 4 rollouts, one step;
 seconds; checks that the bench runs, its ratios mean nothing).
@@ -43,13 +49,19 @@ import transformers  # noqa: E402
 from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from transformers import TrainerCallback  # noqa: E402
 
+from trl import GRPOTrainer  # noqa: E402
+
 from bench_generation import step_rate  # noqa: E402
-from rlvr_dynamics import profiles  # noqa: E402
+
+from rlvr_dynamics import profiles, registry  # noqa: E402
 from rlvr_dynamics.chapters import regimes, training  # noqa: E402
+from rlvr_dynamics.rl import probe  # noqa: E402
 from rlvr_dynamics.rl.runs import build_trainer  # noqa: E402
+from rlvr_dynamics.rl.trainer import GRPONTrainer  # noqa: E402
 
 PHASES = ("generation", "old policy's log-probs", "reference log-probs", "loss forward",
-          "backward", "optimizer", "held-out evaluation", "probes", "checkpoints", "rest (rewards, logging)")
+          "backward", "optimizer", "held-out evaluation", "probes", "checkpoints",
+          "rest (rewards, logging)")
 
 
 class Phases:
@@ -229,6 +241,39 @@ def report(name: str, cfg, timed: Phases, counted: Phases, model, steps: int) ->
     return seconds
 
 
+def padding_kept(cfg, folder: Path, profile: str, repeats: int = 2) -> tuple[float, float]:
+    """Seconds per step of ``cfg``'s steps (held-out evaluation apart) with ``GRPONTrainer``'s
+    passes and with TRL's own, which compute the padding too: the first change, alone (the
+    best of ``repeats`` runs of each, taken in turns so that both see the same load)."""
+    best = [float("inf"), float("inf")]
+    for repeat in range(repeats):
+        for i, passes in enumerate((GRPONTrainer._get_per_token_logps_and_entropies,
+                                    GRPOTrainer._get_per_token_logps_and_entropies)):
+            trainer = build_trainer(cfg.replace(eval_every=10 ** 6), folder / f"{repeat}-{i}",
+                                    profile)
+            trainer._get_per_token_logps_and_entropies = passes.__get__(trainer)
+            window = Window()
+            trainer.add_callback(window)
+            trainer.train()
+            best[i] = min(best[i], (window.end - window.start) / cfg.steps)
+    return best[0], best[1]
+
+
+def probe_with_ood(cfg, profile: str) -> tuple[float, float]:
+    """Seconds of one probe of ``cfg``'s base on the test split (``probe.SPLITS``) and with the
+    ood split's first problems added, as it was measured before: the second change, alone."""
+    model, tokenizer = registry.load_model(cfg.policy, profile)
+    task = registry.training_task(cfg.task, cfg.model)
+    problems = probe.probed(task, cfg.model.author, cfg.probe_problems, cfg.probe_hard)
+    out = []
+    for chosen in (problems, {**problems, "ood": task.problems("ood")[:cfg.probe_problems]}):
+        start = time.perf_counter()
+        probe.measure(model, tokenizer, chosen, task, cfg.max_completion_length,
+                      settings=("full",))
+        out.append(time.perf_counter() - start)
+    return out[0], out[1]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=3, help="generation steps timed per run")
@@ -241,11 +286,19 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if args.smoke:
             os.environ["RLVR_RESULTS"] = str(Path(tmp) / "results")
-        for name, (run, bench) in configs(profile, steps).items():
+        runs = configs(profile, steps)
+        for name, (run, bench) in runs.items():
             timed = measure(bench, Path(tmp) / name, profile, count=False)
             counted = measure(bench.replace(steps=1), Path(tmp) / f"{name}-counted", profile,
                               count=True)
             report(name, run, timed, counted, counted.trainer.model, steps)
+        print("\neach change alone:")
+        ours, trl = padding_kept(runs["training"][1], Path(tmp) / "padding", profile)
+        print(f"  the passes without padding: {ours:.3f} s a step (held-out evaluation apart), "
+              f"with TRL's padded passes {trl:.3f}: ratio {ours / trl:.2f}")
+        test, both = probe_with_ood(runs["regimes"][1], profile)
+        print(f"  the probe on the test split: {test:.2f} s, with the ood split too {both:.2f}: "
+              f"ratio {test / both:.2f}")
 
 
 if __name__ == "__main__":
