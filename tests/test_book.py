@@ -5,7 +5,7 @@ import re
 import nbformat
 import pytest
 
-from rlvr_dynamics import verdicts
+from rlvr_dynamics import REPO, verdicts
 from rlvr_dynamics.execution import chapters
 
 pytestmark = pytest.mark.slow
@@ -176,3 +176,12 @@ def test_a_published_book_shows_each_page_with_its_source_profile(smoke_book):
     for name in chapters():
         assert "The numbers on this page come from the" in (html / f"{name}.html").read_text()
     assert "| theory--smoke | smoke |" in (root / "run_report.md").read_text()
+
+
+def test_the_references_page_lists_every_entry(smoke_book):
+    from pybtex.database import parse_file
+
+    page = (smoke_book / "_build" / "html" / "references.html").read_text()
+    for key, entry in parse_file(str(REPO / "book" / "references.bib")).entries.items():
+        title = re.sub(r"[{}]", "", entry.fields["title"]).split(":")[0][:40]
+        assert title in page, f"{key} ({title!r}) missing from the references page"

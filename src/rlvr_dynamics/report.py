@@ -90,6 +90,26 @@ def measured_cost(profile: str, path: Path = PROFILE_COSTS) -> str:
             "rerunning breaks it down).")
 
 
+def citation_md() -> str:
+    """The BibTeX entry that cites this book: its title and author from ``book/_config.yml``,
+    its repository's address (``repository.url``, the one place it is set) and this build's
+    commit."""
+    config = yaml.safe_load((BOOK / "_config.yml").read_text())
+    head = commit().removesuffix("+changes")
+    year = datetime.datetime.now(datetime.timezone.utc).year
+    return "\n".join([
+        "```bibtex",
+        "@misc{rlvrdynamics_book,",
+        f"  title        = {{{config['title']}}},",
+        f"  author       = {{{{{config['author']}}}}},",
+        f"  year         = {{{year}}},",
+        "  note         = {An executable reproduction of Yao et al. (2025), arXiv:2510.04028;",
+        f"                  the build of commit {head}}},",
+        f"  howpublished = {{\\url{{{config['repository']['url']}}}}}",
+        "}",
+        "```"])
+
+
 def run_report(profile: str, root: Path) -> str:
     """A page recording how this build was made: commit, machine, time and parameters."""
     head = commit()
