@@ -27,10 +27,14 @@ Then each change of issue 38 alone, as a ratio of times measured here: the train
 evaluation apart); a probe of the test split (``rl.probe.SPLITS``) against one with the ood
 split's first problems added, as the regimes chapter probed before.
 
+``--policy DIR``: the training run's steps and the probe from a saved model instead of the base
+(e.g. a finished run's ``model/``: what a step costs late in training, where the completions are
+longer and the padding fewer).
+
 ``--smoke``: the smoke profile (a base of 200 steps, one layer of 32, 4 x 4 rollouts, one step;
 seconds; checks that the bench runs, its ratios mean nothing).
 
-    .venv/bin/python bench/bench_training_step.py [--steps 3] [--smoke]
+    .venv/bin/python bench/bench_training_step.py [--steps 3] [--policy DIR] [--smoke]
 """
 import os
 
@@ -148,16 +152,18 @@ class OptimizerTimer(TrainerCallback):
         self.phases.spans.append((self.start, time.perf_counter()))
 
 
-def configs(profile: str, steps: int) -> dict:
+def configs(profile: str, steps: int, policy: str | None = None) -> dict:
     """name -> (the profile's run, the bench's: ``steps`` generation steps of it, probed at each
-    step's end) for the two runs of the docstring under ``profile``."""
+    step's end) for the two runs of the docstring under ``profile``; the training run's steps
+    from ``policy`` (a saved model's folder) instead of the base where given."""
     plan = profiles.plan(profile, ["training", "regimes"])
     T = training.Params.parse(plan["training"])
     R = regimes.Params.parse(plan["regimes"])
     probed = R.runs()[R.three()[0], "grpo", R.seeds[0]]
     run = T.runs()["grpo", T.seeds[0], None]
+    start = run.replace(model=policy, task="sums") if policy else run
     return {
-        "training": (run, run.replace(steps=steps, checkpoint_every=10 ** 6, eval_every=1)),
+        "training": (run, start.replace(steps=steps, checkpoint_every=10 ** 6, eval_every=1)),
         "regimes": (probed, probed.replace(
             steps=steps, checkpoint_every=10 ** 6, path_prior=None, path_guess=None,
             eval_every=1, probe_every=1, probe_early_every=0, probe_early_until=0,
@@ -204,7 +210,8 @@ def cadence(cfg) -> dict[str, float]:
     return out
 
 
-def report(name: str, cfg, timed: Phases, counted: Phases, model, steps: int) -> dict:
+def report(name: str, cfg, timed: Phases, counted: Phases, model, steps: int, source: str
+           ) -> dict:
     """Print the phases of ``name`` (its own periodic phases at ``cfg``'s cadence) and return
     seconds per step by phase."""
     per_call = cadence(cfg)
@@ -214,7 +221,7 @@ def report(name: str, cfg, timed: Phases, counted: Phases, model, steps: int) ->
     flops = {p: (counted.flops[p] / counted.calls[p] * per_call[p] if p in PERIODIC
                  else counted.flops[p]) for p in seconds if counted.flops.get(p)}
     total = sum(seconds.values())
-    print(f"\n{name}: {cfg.generation_batch} completions a step "
+    print(f"\n{name}, from {source}: {cfg.generation_batch} completions a step "
           f"({cfg.generation_batch // cfg.num_generations} prompts x G = {cfg.num_generations}), "
           f"{cfg.updates_per_step} updates, max {cfg.max_completion_length} tokens, {steps} steps "
           f"timed; periodic phases at the run's cadence ("
@@ -259,10 +266,11 @@ def padding_kept(cfg, folder: Path, profile: str, repeats: int = 2) -> tuple[flo
     return best[0], best[1]
 
 
-def probe_with_ood(cfg, profile: str) -> tuple[float, float]:
-    """Seconds of one probe of ``cfg``'s base on the test split (``probe.SPLITS``) and with the
-    ood split's first problems added, as it was measured before: the second change, alone."""
-    model, tokenizer = registry.load_model(cfg.policy, profile)
+def probe_with_ood(cfg, profile: str, policy: str | None = None) -> tuple[float, float]:
+    """Seconds of one probe of ``cfg``'s base (or of ``policy``, a saved model's folder) on the
+    test split (``probe.SPLITS``) and with the ood split's first problems added, as it was
+    measured before: the second change, alone."""
+    model, tokenizer = registry.load_model(policy or cfg.policy, profile)
     task = registry.training_task(cfg.task, cfg.model)
     problems = probe.probed(task, cfg.model.author, cfg.probe_problems, cfg.probe_hard)
     out = []
@@ -278,6 +286,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=3, help="generation steps timed per run")
     ap.add_argument("--smoke", action="store_true", help="the smoke profile, one step")
+    ap.add_argument("--policy", help="a saved model's folder (e.g. a finished run's model/): "
+                                     "the training steps and the probe from it, not the base")
     args = ap.parse_args()
     torch.set_num_threads(1)
     transformers.logging.set_verbosity_error()
@@ -286,17 +296,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         if args.smoke:
             os.environ["RLVR_RESULTS"] = str(Path(tmp) / "results")
-        runs = configs(profile, steps)
+        runs = configs(profile, steps, args.policy)
         for name, (run, bench) in runs.items():
             timed = measure(bench, Path(tmp) / name, profile, count=False)
             counted = measure(bench.replace(steps=1), Path(tmp) / f"{name}-counted", profile,
                               count=True)
-            report(name, run, timed, counted, counted.trainer.model, steps)
+            report(name, run, timed, counted, counted.trainer.model, steps,
+                   args.policy if args.policy and name == "training" else "the base")
         print("\neach change alone:")
         ours, trl = padding_kept(runs["training"][1], Path(tmp) / "padding", profile)
         print(f"  the passes without padding: {ours:.3f} s a step (held-out evaluation apart), "
               f"with TRL's padded passes {trl:.3f}: ratio {ours / trl:.2f}")
-        test, both = probe_with_ood(runs["regimes"][1], profile)
+        test, both = probe_with_ood(runs["regimes"][1], profile, args.policy)
         print(f"  the probe on the test split: {test:.2f} s, with the ood split too {both:.2f}: "
               f"ratio {test / both:.2f}")
 
