@@ -521,12 +521,12 @@ def test_the_stepwise_path_the_stages_and_the_knob_in_words(monkeypatch, tmp_pat
     costs.write_text("profile: cpu\nminutes: {training: 9.0}\ntraining_runs: 18\n")
     monkeypatch.setattr(sentences, "REFERENCE_COSTS", costs)
     P = rp.Params(knob_algorithms=["grpo", "grpo_n"])
-    assert len(T.seeds) == 5 and len(T.runs()) == 30
+    assert len(T.seeds) == 4 and len(T.runs()) == 24
     assert sentences.knob_cost_text(P, T) == (
-        "The knob trains 10 more runs per group size (2 algorithms × 5 seeds): about 5 minutes "
+        "The knob trains 8 more runs per group size (2 algorithms × 4 seeds): about 4 minutes "
         "per group size at the training chapter's cost per run in the reference build "
         "(`book/reference_costs.yaml`: 9 minutes for its 18 runs).")
-    assert sentences.knob_cost_text(rp.Params(profile="smoke"), T).endswith("× 5 seeds).")
+    assert sentences.knob_cost_text(rp.Params(profile="smoke"), T).endswith("× 4 seeds).")
 
 
 def test_token_entropy_by_path_from_exact_and_sampled_records():

@@ -120,7 +120,7 @@ class Params(NeedsParams):
     controls: dict[str, str] = {"three paths": "two paths"}
     contrasts: ListOf(ListOf(str, 2), 0) = []
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
-    seeds: ListOf(Int(0)) = [0, 1, 2, 3, 4]
+    seeds: ListOf(Int(0)) = [0, 1, 2, 3]
     steps: Int(1) = 120
     stop_after_crossover: Int(0) | None = 20
     probe_every: Int(1) = 20

@@ -40,7 +40,7 @@ class Params(NeedsParams, Settings):
     needs = ("base_model",)
 
     algorithms: ListOf(str) = ["grpo", "grpo_n", "gspo", "gspo_n"]
-    seeds: ListOf(Int(0)) = [0, 1, 2, 3, 4]
+    seeds: ListOf(Int(0)) = [0, 1, 2, 3]
     lambdas: ListOf(Real(0, 1, open_lo=True), 0) = [0.1, 0.5]
     model: Text = registry.BASE_MODEL
     task: str = "sums"
