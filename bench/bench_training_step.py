@@ -60,6 +60,8 @@ from bench_generation import step_rate  # noqa: E402
 from rlvr_dynamics import profiles, registry  # noqa: E402
 from rlvr_dynamics.chapters import regimes, training  # noqa: E402
 from rlvr_dynamics.rl import probe  # noqa: E402
+from rlvr_dynamics.rl.dynamics import Periodic  # noqa: E402
+from rlvr_dynamics.rl.probe import BoundaryProbe  # noqa: E402
 from rlvr_dynamics.rl.runs import build_trainer  # noqa: E402
 from rlvr_dynamics.rl.trainer import GRPONTrainer  # noqa: E402
 
@@ -190,30 +192,31 @@ PERIODIC = ("held-out evaluation", "probes", "checkpoints")
 
 
 def cadence(cfg) -> dict[str, float]:
-    """Calls per generation step of each periodic phase in the profile's own run of ``cfg``
-    (every update at which its callback is due, over the run's updates)."""
-    updates = cfg.steps * cfg.updates_per_step
-    every = {"held-out evaluation": cfg.eval_every * cfg.updates_per_step,
-             "probes": cfg.probe_every * cfg.updates_per_step,
-             "checkpoints": cfg.checkpoint_every * cfg.updates_per_step}
-    early = cfg.probe_early_every * cfg.updates_per_step
-    out = {}
-    for phase, n in every.items():
-        if phase == "probes" and not cfg.probe_every:
-            continue
-        due = [u for u in range(updates + 1)
-               if u % n == 0 and (u or phase != "checkpoints")
-               or u == updates and phase != "checkpoints"
-               or phase == "probes" and early and u <= cfg.probe_early_until
-               * cfg.updates_per_step and u % early == 0]
-        out[phase] = len(due) / cfg.steps
-    return out
+    """Calls per generation step of each periodic phase in the profile's own run of ``cfg``:
+    the updates at which its callback is due (``Periodic.due``, ``BoundaryProbe.due``; the
+    Trainer checkpoints every ``save_steps``), over the run's steps."""
+    u = cfg.updates_per_step
+    updates = cfg.steps * u
+    due = {"held-out evaluation": Every(cfg.eval_every * u).due,
+           "checkpoints": lambda step, _: step and step % (cfg.checkpoint_every * u) == 0}
+    if cfg.probe_every:
+        due["probes"] = BoundaryProbe(None, None, {}, every=cfg.probe_every * u, max_tokens=0,
+                                      early_every=cfg.probe_early_every * u,
+                                      early_until=cfg.probe_early_until * u).due
+    return {phase: sum(bool(is_due(step, updates)) for step in range(updates + 1)) / cfg.steps
+            for phase, is_due in due.items()}
+
+
+class Every(Periodic):
+    """A ``Periodic`` schedule alone, read for when it is due."""
+
+    def __init__(self, every: int) -> None:
+        self.every = every
 
 
 def report(name: str, cfg, timed: Phases, counted: Phases, model, steps: int, source: str
-           ) -> dict:
-    """Print the phases of ``name`` (its own periodic phases at ``cfg``'s cadence) and return
-    seconds per step by phase."""
+           ) -> None:
+    """Print the phases of ``name``, its periodic phases at ``cfg``'s cadence."""
     per_call = cadence(cfg)
     seconds = {p: (timed.seconds[p] / timed.calls[p] * per_call[p] if p in PERIODIC
                    else timed.seconds[p] / steps)
@@ -245,7 +248,6 @@ def report(name: str, cfg, timed: Phases, counted: Phases, model, steps: int, so
     print("  limit: torch.mm over the model's weights, GFLOP/s at rows " + ", ".join(
         f"{r}: {g:.1f}" for r, g in sorted(limits.items())))
     print(f"  ratio of the step's time at the limit to its time: {at_limit / total:.2f}")
-    return seconds
 
 
 def padding_kept(cfg, folder: Path, profile: str, repeats: int = 2) -> tuple[float, float]:

@@ -107,9 +107,10 @@ class GRPONTrainer(GRPOTrainer):
         columns that some sequence of it uses; the results come back in the batch's order,
         zeros where a chunk had no column (padding, which every use masks out). A cut shifts
         every position of a chunk alike, which rotary attention does not see, so the results
-        are TRL's up to rounding (``tests/test_training.py``); about half of the tokens of a
-        cpu-profile batch are padding (``bench/bench_training_step.py``). Text only; anything
-        else goes to TRL as it is."""
+        are TRL's up to rounding (``tests/test_training.py``). It pays early in training, while
+        completions are mostly short beside a rare long one; once they are long there is little
+        padding to leave out (``bench/bench_training_step.py``, from the base and ``--policy``).
+        Text only; anything else goes to TRL as it is."""
         if any(isinstance(v, (torch.Tensor, list)) for v in kwargs.values()):
             return super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size, **kwargs)
