@@ -500,7 +500,8 @@ def test_the_scenario_rules_reach_every_verdict(shape, checks, expected):
                             informative=False)
     assert blind["verdict"] == stats.CANNOT_INFORM
     informs = {"arm": (True, ""), "control": (True, "")}
-    (row,) = sentences.claim_rows(runs, informs, {"arm": "control"})
+    row, large_k = sentences.claim_rows(runs, informs, {"arm": "control"})
+    assert large_k["claim"] == "large_k" and len(large_k["checks"]) == 3
     assert [v for _, v in row["checks"]] == [expected]  # GRPO decides, GRPO-N beside it
     assert len(row["also"]) == 1 and row["also"][0][0].startswith("arm against control, GRPO-N")
     shown = displayed.scenario_verdict_table(sentences.scenario_verdicts(runs, {"arm": "control"},

@@ -5,6 +5,7 @@ asked; the boundary probe measures the policy along training without changing th
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -103,8 +104,16 @@ def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(r
     probed = load_dynamics(train(run_config(path_prior=0.2, hard_share=0.5, probe_every=1,
                                             probe_problems=3), "test"))
     assert [r["step"] for r in probed if "probe" in r] == [0, 1, 2]
-    for a, b in zip(plain, probed):
-        assert {k: v for k, v in a.items()} == {k: v for k, v in b.items() if k != "probe"}
+    # the first-character masses after every update (2 a step), the problems the probe reads
+    first = [r for r in probed if "first" in r]
+    assert [r["update"] for r in first] == [0, 1, 2, 3, 4]
+    assert all(len(r["first"]["stepwise"]) == 3 for r in first)
+    assert [r for r in plain if "first" in r] == []
+    measured = [{k: v for k, v in b.items() if k not in ("probe", "first")} for b in probed]
+    measured = [b for b in measured if set(b) - {"update", "step"}]  # rows of the masses alone
+    assert len(measured) == len(plain)
+    for a, b in zip(plain, measured):
+        assert a == b  # probing and the masses leave the run as it was
     rec = probed[0]["probe"]
     assert set(rec) == {"paper", "full"} and set(rec["full"]) == {"test"}
     for setting in rec.values():
@@ -126,6 +135,7 @@ def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(r
     model, tok = registry.load_model(run_config(path_prior=0.2).policy, "test")
     terms = [p.meta["terms"] for p in SumTask().problems("test")[:3]]
     first = path_masses(model, tok, terms)["stepwise"]
+    assert np.allclose(probed[0]["first"]["stepwise"], first, atol=1e-6)
     # per problem the estimate is noisy on this broad small base (4 samples below a frontier
     # that holds most of the mass, each carrying a quarter of it); over problems it is unbiased
     assert abs(stepwise.mean() - float(first.mean())) < 0.1, (stepwise, first)
@@ -221,15 +231,65 @@ def test_the_prediction_is_registered_before_the_runs_and_for_their_base(results
     time.sleep(1.1)  # file times and the record's are kept to the second
     again = prediction.register(cfg, 0.2, D, steps=30, seeds=20, profile="test")
     assert json.dumps(again, sort_keys=True) == json.dumps(record, sort_keys=True)  # read back
-    folder = train(cfg, "test")
+    assert set(record["ladder"]) == {"window", "slopes", "R0", "R1"}
+    assert set(record["ladder"]["R1"]) == {"GRPO", "GRPO-N", "GRPO, without stepwise"}
+    key = prediction.content_hash(record)
+    unjudged = train(cfg, "test")  # a run that recorded no registration is shown, not judged
+    assert not prediction.registered_before(record, [unjudged])
+    folder = train(cfg.replace(registration=key), "test")
+    assert prediction.started(folder)["registration"] == key
     run = load_dynamics(folder)
     first = next(r["probe"] for r in run if "probe" in r)
     assert prediction.registered_before(record, [folder])
     assert prediction.starts_from(record, first)
+    # a copy or a resume rewrites config.json; the record of when the run began stays
+    (folder / "config.json").write_text((folder / "config.json").read_text())
+    assert prediction.registered_before(record, [folder])
+    changed = {**record, "registered": "2020-01-01T00:00:00+00:00"}  # another content
+    assert not prediction.registered_before(changed, [folder])
     other = prediction.register(cfg.replace(path_guess=None), 0.2, D, steps=30, seeds=20,
                                 profile="test")
     assert not prediction.starts_from(other, first)
-    assert not prediction.registered_before(other, [folder])  # made after the run began
+    assert not prediction.registered_before(other, [folder])  # not the registration it began under
+    later = {**record, "registered": "2999-01-01T00:00:00+00:00"}
+    assert prediction.started(folder)["time"] < later["registered"]
     checks = prediction.checks({"r": record}, {("r", "grpo", 0): run}, {"r": [folder]})
     assert checks == {"r": {"registered before every run": True,
                             "every run starts from the registered base": True}}
+
+
+def test_updates_without_stepwise_groups_leave_those_groups_out(results, tmp_path):
+    """``TrainConfig.without_stepwise`` (``GRPONTrainer.left_out``): every group in which a
+    sample is marked stepwise (right or wrong: the trace functions that read its path) has its
+    completion masks and advantages zeroed and leaves the loss's token count; every other
+    group, one with a sample marked by another trace included, is as it was; the share left
+    out is logged, and such a run trains and probes to its end."""
+    from rlvr_dynamics.rl.runs import STEPWISE, build_trainer, load_dynamics, train
+
+    cfg = run_config(path_prior=0.3, probe_every=1, probe_problems=3, without_stepwise=True)
+    trainer = build_trainer(cfg, tmp_path / "run", "test")
+    assert trainer.args.without == STEPWISE
+    trainer.model.train()
+    rows = [trainer.train_dataset[i] for i in range(4) for _ in range(4)]
+    torch.manual_seed(0)
+    batch = trainer._generate_and_score_completions(rows)
+    batch = {k: v.clone() if torch.is_tensor(v) else v for k, v in batch.items()}
+    batch["advantages"] = torch.linspace(-1, 1, 16)  # every sample's own, none zero
+    batch["completion_mask"] = torch.ones_like(batch["completion_mask"])
+    marks = torch.zeros(16, len(trainer.reward_func_names))
+    names = trainer.reward_func_names
+    marks[1, names.index("trace_stepwise_right")] = 1.0   # group 0
+    marks[10, names.index("trace_stepwise_wrong")] = 1.0  # group 2
+    marks[5, names.index("trace_direct_right")] = 1.0     # group 1: not a stepwise mark
+    marks[:, names.index("trace_hard_stepwise_right")] = float("nan")  # not measured
+    trainer._rewards_per_func = marks
+    before = {k: batch[k].clone() for k in ("advantages", "completion_mask")}
+    left = trainer.left_out(batch, 16)
+    out = torch.tensor([True] * 4 + [False] * 4 + [True] * 4 + [False] * 4)
+    assert (left["completion_mask"][out] == 0).all() and (left["advantages"][out] == 0).all()
+    assert torch.equal(left["completion_mask"][~out], before["completion_mask"][~out])
+    assert torch.equal(left["advantages"][~out], before["advantages"][~out])
+    assert left["num_items_in_batch"] == before["completion_mask"][~out].sum()
+    assert trainer._metrics["train"]["frac_left_out"][-1] == 0.5
+    run = load_dynamics(train(cfg, "test"))
+    assert [r["step"] for r in run if "probe" in r] == [0, 1, 2]

@@ -23,7 +23,7 @@ LAYERS: dict[str, int] = {
     "sampling": 1, "paper_tables": 1,
     # 2: what is built from them: the toy, the base model, the registry, the boundary, verdicts,
     # exact Pass@k from the completion tree
-    "toy": 2, "law": 2, "pretrain": 2, "registry": 2, "verdicts": 2, "exact": 2, "path_prior": 2,
+    "toy": 2, "toy_schedule": 2, "law": 2, "pretrain": 2, "registry": 2, "verdicts": 2, "exact": 2, "path_prior": 2,
     # 3: the evaluation and training stacks, the boundary read from evaluations, the comparison
     # of trained models against their base
     "measure": 3, "rl": 3, "boundary": 3, "comparison": 3,

@@ -161,7 +161,8 @@ def refit(cfg: PretrainConfig, settings: Refit, profile: str):
 def path_masses(model, tokenizer, terms: list[tuple[int, ...]]) -> dict[str, np.ndarray]:
     """P(the first completion character starts each path), per problem, exactly from the
     logits (``first_characters``)."""
-    p = torch.softmax(model(**first_position_batch(tokenizer, terms)).logits[:, -1].float(), -1)
+    batch = {k: v.to(model.device) for k, v in first_position_batch(tokenizer, terms).items()}
+    p = torch.softmax(model(**batch).logits[:, -1].float(), -1).cpu()
     return {k: v.numpy() for k, v in first_characters(p, tokenizer, terms).items()}
 
 

@@ -181,3 +181,24 @@ def leave_one_out(curves: pd.DataFrame) -> pd.DataFrame:
         at = others.mean(axis=1).idxmin()
         rows[seed] = {"step": float(at), "value": float(later.loc[at, seed])}
     return pd.DataFrame(rows, index=["step", "value"]).T
+
+
+def km_median(times, last) -> float:
+    """The Kaplan-Meier median of event times over runs: ``times`` each run's time of the
+    event (inf: none within the run), ``last`` each run's last observation (where a run
+    without the event is censored; a run is at risk up to it, inclusive). The first event
+    time at which the estimated share of runs still without it falls to 1/2 or below; inf
+    where it never does within the runs (the median is censored), so that runs that never
+    reached the event count rather than drop out."""
+    t, c = np.asarray(times, dtype=float), np.asarray(last, dtype=float)
+    if t.shape != c.shape or not len(t):
+        raise ValueError(f"times and last must be non-empty and of one length, got "
+                         f"{t.shape} and {c.shape}")
+    observed = np.where(np.isfinite(t), t, c)
+    survival = 1.0
+    for at in np.unique(t[np.isfinite(t)]):
+        risk = int((observed >= at).sum())
+        survival *= 1 - int((t == at).sum()) / risk
+        if survival <= 0.5:
+            return float(at)
+    return float("inf")

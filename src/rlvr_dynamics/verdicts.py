@@ -172,8 +172,22 @@ def recorded(profile: str) -> dict[str, list[dict]]:
 
 def measured(profile: str) -> dict[str, dict]:
     """claim -> the row that a chapter recorded for it under ``profile`` (``record``: its
-    ``chapter``, ``ours``, ``checks``, ``also`` and ``verdict``)."""
-    return {r["claim"]: r for chapter_rows in recorded(profile).values() for r in chapter_rows}
+    ``chapter``, ``ours``, ``checks``, ``also`` and ``verdict``). A claim that several chapters
+    recorded gets one row: their checks together, decided as one (``combine``), their numbers
+    side by side and every chapter named (in the order of their folders)."""
+    out: dict[str, dict] = {}
+    for chapter_rows in recorded(profile).values():
+        for r in chapter_rows:
+            o = out.get(r["claim"])
+            if o is None:
+                out[r["claim"]] = r
+                continue
+            checks = o["checks"] + r["checks"]
+            out[r["claim"]] = {**o, "chapter": f"{o['chapter']}, {r['chapter']}",
+                               "ours": f"{o['ours']}; {r['ours']}", "checks": checks,
+                               "also": o["also"] + r["also"],
+                               "verdict": combine([v for _, v in checks])}
+    return out
 
 
 def table(profile: str) -> pd.DataFrame:

@@ -102,7 +102,13 @@ class TrainConfig:
     evaluation setting too; ``stop_after_crossover``: end the run this many generation steps
     after the first probe at which the stepwise path outweighs the direct one (None: run every
     step); of any other model from ``probe_samples`` samples of each of ``probe_problems``
-    test problems."""
+    test problems.
+
+    ``without_stepwise``: every update computed from the groups that hold no stepwise sample
+    alone (the others left out: ``trainer.GRPONTrainer.left_out``), the test where the toy's
+    stepwise logit cannot move. ``registration``: the content hash of the registered prediction
+    that this run is judged against (``chapters.regimes.prediction``), recorded in the run's
+    own configuration, hence its folder's name; None: judged against none."""
 
     algorithm: str
     model: PretrainConfig | str
@@ -121,6 +127,8 @@ class TrainConfig:
     probe_paper: bool = True
     stop_after_crossover: int | None = None
     probe_samples: int = 0
+    without_stepwise: bool = False
+    registration: str | None = None
 
     def __post_init__(self) -> None:
         default = algorithms.get(self.algorithm).positive_weight
@@ -147,7 +155,8 @@ class TrainConfig:
         registry.training_task(self.task, self.model)  # a task it can name (cheap: loads no data)
         tiny_sums = isinstance(self.model, PretrainConfig) and self.task is None
         for name, used in [("path_prior", self.path_prior is not None),
-                           ("hard_share", self.hard_share is not None)]:
+                           ("hard_share", self.hard_share is not None),
+                           ("without_stepwise", self.without_stepwise)]:
             if used and not tiny_sums:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs the tiny "
                                  f"sums base (model a PretrainConfig, task None)")

@@ -21,6 +21,13 @@ sampler (its own seeded generator) and logs how many are right (``{"step": updat
 "sampled_probe": {setting: {"ids": [...], "correct": [...], "n": n}}}``): Pass@k for k <= n
 by the unbiased estimator.
 
+``FirstCharacters`` is the cheap instrument beside it: before the first update and after every
+one, the probability of each path's first completion character on the same problems
+(``path_prior.path_masses``: ``#`` for the direct path, the problem's own first digit for the
+stepwise path, ``=`` for the guess; the rest is what they leave), from one forward pass over
+the prompts (``{"step": update, "first": {path: [mass per problem]}}``). Where the boundary
+probe is a few seconds, this is a few milliseconds, so the first stage is seen update by update.
+
 ``StopAfterCrossover`` ends a run a set number of updates after the first probe at which the
 stepwise path carries more mass than the direct one (the toy's pi(a2) > pi(a1)): a run goes on
 until its crossover, or to its last step if it never comes.
@@ -32,6 +39,7 @@ from transformers import TrainerCallback
 from trl.models import unwrap_model_for_generation
 
 from rlvr_dynamics import exact
+from rlvr_dynamics.path_prior import path_masses
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.base import Problem, Task
@@ -115,6 +123,27 @@ class BoundaryProbe(Periodic):
         state.log_history.append({"step": state.global_step, "probe": measure(
             self.trainer.model, self.trainer.processing_class, self.problems, self.task,
             self.max_tokens, settings=self.settings)})
+
+
+class FirstCharacters(Periodic):
+    """Before the first optimizer update and after every one: the first-character mass of each
+    path on ``problems`` (``path_prior.path_masses``), rounded to 7 decimals."""
+
+    every = 1
+
+    def __init__(self, trainer, problems: list[Problem]) -> None:
+        self.trainer, self.terms = trainer, [p.meta["terms"] for p in problems]
+
+    def evaluate(self, state) -> None:
+        model = self.trainer.model
+        was_training = model.training
+        model.eval()
+        try:
+            masses = path_masses(model, self.trainer.processing_class, self.terms)
+        finally:
+            model.train(was_training)
+        state.log_history.append({"step": state.global_step, "first": {
+            path: [round(float(v), 7) for v in m] for path, m in masses.items()}})
 
 
 def crossover(log_history: list[dict]) -> int | None:

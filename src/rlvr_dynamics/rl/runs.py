@@ -2,6 +2,8 @@
 
     results/<profile>/training/<algorithm>[-lambda<weight>]-seed<seed>-<config key>/
         config.json      the TrainConfig
+        started.json     when the run first began (UTC) and the registration it is judged
+                         against (``TrainConfig.registration``); a resume keeps it
         checkpoints/     TRL checkpoints while the run trains (removed when it is done)
         model/           the final policy and its tokenizer
         dynamics.json    one record per logged step (``dynamics.records``)
@@ -17,6 +19,7 @@ import json
 import logging
 import os
 import shutil
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -32,13 +35,18 @@ from rlvr_dynamics.rl import algorithms
 from rlvr_dynamics.rl.config import TrainConfig, check_sizes, world_size
 from rlvr_dynamics.rl.data import dataset, mix, reward_function, trace_functions
 from rlvr_dynamics.rl.dynamics import DynamicsCallback, records
-from rlvr_dynamics.rl.probe import (SETTINGS, BoundaryProbe, SampledProbe,
-                                         StopAfterCrossover, probed)
+from rlvr_dynamics.rl.probe import (SETTINGS, BoundaryProbe, FirstCharacters, SampledProbe,
+                                    StopAfterCrossover, probed)
 from rlvr_dynamics.rl.trainer import GRPONConfig, GRPONTrainer
 
 log = logging.getLogger(__name__)
 
 CHAPTER = "training"
+
+STARTED = "started.json"
+
+STEPWISE = ("trace_stepwise_right", "trace_stepwise_wrong")
+"""The trace functions (``data.trace_functions``) that mark a stepwise sample."""
 
 
 def run_dir(cfg: TrainConfig, profile: str) -> Path:
@@ -62,6 +70,9 @@ def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
         return out
     if int(os.environ.get("RANK", "0")) == 0:  # one process prepares the folder
         e.begin(fresh=recompute)
+        if not (out / STARTED).is_file():  # kept on resume: when the run first began
+            write_json(out / STARTED, {"time": datetime.now(timezone.utc).isoformat(
+                timespec="seconds"), "registration": cfg.registration})
     trainer = build_trainer(cfg, out, profile)
     if trainer.accelerator.is_main_process:
         write_json(out / "config.json", cfg.as_dict())
@@ -150,6 +161,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         # the algorithm
         positive_weight=cfg.positive_weight,
         reinforce=algorithms.get(cfg.algorithm).reinforce,
+        without=STEPWISE if cfg.without_stepwise else (),
         importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
         loss_type=algorithms.get(cfg.algorithm).aggregation or cfg.loss_type,  # GSPO: per sequence
         scale_rewards="group",
@@ -194,7 +206,8 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
 def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the dynamics callback, the
     task's trace statistics (``data.trace_functions``, weight 0) and, when ``cfg.probe_every``,
-    the boundary probe (``probe``: exact for the tiny sums base, sampled for other models).
+    the boundary probe (``probe``: exact for the tiny sums base, with the first-character masses
+    after every update beside it; sampled for other models).
 
     Everything that can be checked without a model (the configuration, the batch sizes on this
     launch's devices, TRL's own argument checks) is checked before the model loads.
@@ -222,8 +235,10 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     every = cfg.probe_every * cfg.updates_per_step
     if cfg.probe_every and isinstance(cfg.model, PretrainConfig) and cfg.task is None:
         updates = cfg.updates_per_step
+        problems = probed(task, author, cfg.probe_problems, cfg.probe_hard)
+        trainer.add_callback(FirstCharacters(trainer, problems["test"]))
         trainer.add_callback(BoundaryProbe(
-            trainer, task, probed(task, author, cfg.probe_problems, cfg.probe_hard),
+            trainer, task, problems,
             every=every, max_tokens=cfg.max_completion_length,
             early_every=cfg.probe_early_every * updates,
             early_until=cfg.probe_early_until * updates,

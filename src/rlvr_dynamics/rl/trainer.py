@@ -36,6 +36,12 @@ class GRPONConfig(GRPOConfig):
                           "reward in place of the group-relative ones (NSR: 0, W-REINFORCE: "
                           "0.1); None: group-relative (GRPO and its kin)."})
 
+    without: tuple[str, ...] = field(
+        default=(),
+        metadata={"help": "names of reward functions (the task's traces): a group in which any "
+                          "of them is positive for a sample is left out of the update (no "
+                          "loss, no normaliser): e.g. the groups that hold a stepwise sample."})
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.positive_weight >= 0:
@@ -50,7 +56,9 @@ class GRPONTrainer(GRPOTrainer):
     log-probabilities and loss TRL's up to rounding (its forward passes leave the padding out).
 
     Also logs ``frac_negative``, the fraction of the generation batch whose relative advantage
-    is negative (the samples that -N trains on).
+    is negative (the samples that -N trains on); and, with ``args.without``, leaves out of the
+    update every group that holds a sample marked by one of those reward functions
+    (``left_out``), logging ``frac_left_out``.
     """
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -77,9 +85,30 @@ class GRPONTrainer(GRPOTrainer):
         negative = advantages < 0
         batch["advantages"] = torch.where(negative, advantages,
                                           self.args.positive_weight * advantages)
+        if self.args.without:
+            batch = self.left_out(batch, len(inputs))
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["frac_negative"].append(
             self.accelerator.gather(negative.float()).mean().item())
+        return batch
+
+    def left_out(self, batch: dict[str, Any], local: int) -> dict[str, Any]:
+        """``batch`` without the groups in which a sample is marked by any reward function
+        named in ``args.without``: their completion masks and advantages zeroed, and the
+        token count that normalises the loss counting the rest (a group is whole on a process:
+        TRL gives each process whole groups)."""
+        columns = [self.reward_func_names.index(name) for name in self.args.without]
+        start = self.accelerator.process_index * local
+        marked = (self._rewards_per_func[start:start + local, columns].nan_to_num() > 0).any(1)
+        G = self.num_generations
+        keep = ~marked.view(-1, G).any(1).repeat_interleave(G)
+        keep = keep.to(batch["completion_mask"].device)
+        batch["completion_mask"] = batch["completion_mask"] * keep.unsqueeze(1).int()
+        batch["advantages"] = batch["advantages"] * keep.to(batch["advantages"])
+        batch["num_items_in_batch"] = self.accelerator.gather(batch["completion_mask"].sum()).sum()
+        mode = "train" if self.model.training else "eval"
+        self._metrics[mode]["frac_left_out"].append(
+            self.accelerator.gather((~keep).float()).mean().item())
         return batch
 
     def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations,

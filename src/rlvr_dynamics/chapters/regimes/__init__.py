@@ -31,7 +31,8 @@ computations sit one idea to a module and are importable from here: ``probes`` (
 read as tables), ``stages`` (the two stages in numbers and the claims per regime), ``toy_mapping``
 (the toy beside each regime), ``prediction`` (the toy's registered predictions), ``scenario``
 (the arm against its control, and the rules that decide), ``crossover`` (each cell's crossover
-against its registration; two algorithms against each other). Its figures are in ``figures``,
+against its registration; two algorithms against each other), ``ladder`` (the rungs from the
+tabular toy to the full model, and the slope that tells the mechanisms apart). Its figures are in ``figures``,
 its tables for people in ``shown``, its words in ``sentences``.
 """
 from __future__ import annotations
@@ -46,9 +47,12 @@ from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, requi
 from rlvr_dynamics.chapters.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR, comparisons,
                                                       contrasts,
                                                       prediction_checks, registered_pairs)
-from rlvr_dynamics.chapters.regimes.prediction import (checks, register, registered_before,
-                                                       starts_from)
-from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN, RISE_MARGIN, stage2, verdict
+from rlvr_dynamics.chapters.regimes.ladder import (AS_BUILT, WITHOUT, measured_slopes,
+                                                   rung_rows, slope_checks, turns)
+from rlvr_dynamics.chapters.regimes.prediction import (checks, content_hash, register,
+                                                       registered_before, starts_from)
+from rlvr_dynamics.chapters.regimes.scenario import (FALL_MARGIN, MATCH_FACTOR, RISE_MARGIN,
+                                                     large_k, matched, stage2, verdict)
 from rlvr_dynamics.chapters.regimes.stages import (ENTROPY_MARGIN, SHRINK_MARGIN,
                                                    base_rows, decompose, entropy_above,
                                                    final_entropy, informs, keeps_boundary,
@@ -111,7 +115,9 @@ class Params(NeedsParams):
     test problems beyond the direct path, under the full distribution (and the paper's
     evaluation setting if ``probe_paper``); Pass@k shown at k = ``k`` and ``ks`` (the claims read
     it where each base sits mid-curve); the toy's prediction from ``toy_seeds`` runs of
-    ``toy_steps`` steps; ``workers`` runs side by side."""
+    ``toy_steps`` steps; each arm's GRPO runs again for ``without_stepwise_steps`` steps on
+    the groups that hold no stepwise sample alone (``ladder``; 0: not); ``workers`` runs side
+    by side."""
 
     needs = ("training", "toy_dynamics")
 
@@ -133,6 +139,7 @@ class Params(NeedsParams):
     ks: ListOf(Int(1)) = [1, 16, 256, 4096]
     toy_seeds: Int(1) = 1000
     toy_steps: Int(1) = 2000
+    without_stepwise_steps: Int(0) = 5
     workers: Int(1) = 2
 
     @model_validator(mode="after")
@@ -163,9 +170,11 @@ class Params(NeedsParams):
             self.runs()  # every run must make a valid TrainConfig (where the settings are known)
         return self
 
-    def runs(self) -> dict[tuple[str, str, int], TrainConfig]:
+    def runs(self, registrations: dict[str, str] | None = None
+             ) -> dict[tuple[str, str, int], TrainConfig]:
         """(regime, algorithm, seed) -> its run: the training chapter's settings with this
-        chapter's steps, knobs and probes."""
+        chapter's steps, knobs and probes, each run recording its regime's registration
+        (``registrations``: regime -> content hash; None: none)."""
         T = needed(self, "training")
         require(T.model == "sums-base", "the regimes are dials of the sums base: the training "
                                         f"chapter's model must be 'sums-base', got {T.model!r}")
@@ -182,10 +191,25 @@ class Params(NeedsParams):
                             probe_early_every=self.probe_early_every,
                             probe_early_until=self.probe_early_until,
                             probe_paper=self.probe_paper,
-                            stop_after_crossover=self.stop_after_crossover)
+                            stop_after_crossover=self.stop_after_crossover,
+                            registration=(registrations or {}).get(name))
                     except ValueError as e:
                         require(False, f"regimes[{name!r}]: {e}")
         return out
+
+    def without_stepwise(self, registrations: dict[str, str] | None = None
+                         ) -> dict[tuple[str, str, int], TrainConfig]:
+        """(arm, "grpo", seed) -> the arm's GRPO run trained ``without_stepwise_steps`` steps
+        on the groups that hold no stepwise sample alone, probed at its start and end; none
+        where that is 0 or the chapter trains no GRPO."""
+        if not self.without_stepwise_steps:
+            return {}
+        n = self.without_stepwise_steps
+        return {key: cfg.replace(without_stepwise=True, steps=n, probe_every=n,
+                                 probe_early_every=0, probe_early_until=0,
+                                 stop_after_crossover=None)
+                for key, cfg in self.runs(registrations).items()
+                if key[0] in self.three() and key[1] == "grpo"}
 
     def three(self) -> list[str]:
         """The regimes with three paths at the first character (a guess beside the direct
@@ -210,12 +234,14 @@ def register_all(P: Params) -> dict[str, dict[str, Any]]:
     return out
 
 
-def train_all(P: Params) -> tuple[dict[tuple[str, str, int], list[dict]], dict[str, list]]:
+def train_all(P: Params, without_stepwise: bool = False
+              ) -> tuple[dict[tuple[str, str, int], list[dict]], dict[str, list]]:
     """Every run of ``P`` (trained where missing, ``P.workers`` at a time), each regime's
-    prediction registered first (``register_all``): (key -> its dynamics, regime -> its run
-    folders)."""
-    register_all(P)
-    runs = P.runs()
+    prediction registered first (``register_all``) and recorded by its runs as they begin:
+    (key -> its dynamics, regime -> its run folders); with ``without_stepwise``, the runs of
+    ``Params.without_stepwise`` instead."""
+    hashes = {name: content_hash(record) for name, record in register_all(P).items()}
+    runs = P.without_stepwise(hashes) if without_stepwise else P.runs(hashes)
     T = needed(P, "training")
     folders = obtain_all(list(runs.values()), P.profile, inline=T.train_inline,
                          workers=P.workers)
@@ -223,6 +249,24 @@ def train_all(P: Params) -> tuple[dict[tuple[str, str, int], list[dict]], dict[s
     for (name, _, _), f in zip(runs, folders):
         by_regime.setdefault(name, []).append(f)
     return {key: load_dynamics(f) for key, f in zip(runs, folders)}, by_regime
+
+
+def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
+               runs: pd.DataFrame, registered: dict[str, dict[str, Any]]
+               ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, dict[str, bool]]]:
+    """The ladder (``ladder``) for every arm: the runs without stepwise groups trained where
+    missing (``train_all``), the slope of every arm's run (the statistic reads the guess) with
+    its interval per regime, algorithm
+    and how it was trained (``ladder.slope_checks``), each arm's rungs (``ladder.rung_rows``;
+    ``runs``: ``stages``' rows; ``registered``: ``register_all``'s records), and the
+    registration checks of the runs without stepwise groups (``prediction.checks``)."""
+    plain, folders = train_all(P, without_stepwise=True)
+    keyed = {(r, ALGORITHMS[a].label, s, AS_BUILT): run for (r, a, s), run in dynamics.items()
+             if r in P.three()}
+    keyed |= {(r, ALGORITHMS[a].label, s, WITHOUT): run for (r, a, s), run in plain.items()}
+    slopes = slope_checks(measured_slopes(keyed, P.probe_problems))
+    rungs = {arm: rung_rows(registered[arm], runs, slopes, arm) for arm in P.three()}
+    return slopes, rungs, checks({a: registered[a] for a in folders}, plain, folders)
 
 
 def dial(P: Params, problems: int = 100) -> pd.DataFrame:

@@ -5,11 +5,14 @@ A regime's base is measured exactly, with the instrument that probes its runs
 it (``toy_mapping.toy_inputs``: pi0 over the three first characters, the rewards of the three
 paths, the runs' group size G) is run through the toy under each optimizer and update
 (``toy_mapping.toy_predictions``) and through the deterministic laws (``toy_mapping.toy_laws``),
-and the whole record -- the measurement, the toy's inputs, its predictions, the laws' and the
-UTC time -- is written to the store. Once written it is read back,
+and the ladder's rungs (``ladder``: the slopes of the two mechanisms, R0's slope, R1's dip,
+crossover and slopes on the runs' own schedule) and the whole record -- the measurement, the
+toy's inputs, its predictions, the laws', the ladder's and the UTC time -- is written to the
+store. Once written it is read back,
 never recomputed for the same base and settings by the same code; the runs' first probes must
-then equal the registered measurement (``starts_from``), and every run must have begun after
-the registration (``registered_before``): the page says both.
+then equal the registered measurement (``starts_from``), and every run must have recorded, as
+it began, the registration's content hash and a later time (``registered_before``; a run
+without that record is shown, not judged): the page says both.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import registry
+from rlvr_dynamics.chapters.regimes import ladder
 from rlvr_dynamics.chapters.regimes.probes import hard_problems
 from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_laws,
                                                         toy_predictions, toy_settings,
@@ -28,6 +32,7 @@ from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_laws,
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.rl.config import TrainConfig
 from rlvr_dynamics.rl.probe import SETTINGS, measure, probed
+from rlvr_dynamics.rl.runs import STARTED
 
 RECORD = "prediction.json"
 
@@ -50,6 +55,7 @@ def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, pro
     now."""
     updates = sorted({toy_update(label)[0] for label in labels})
     what = {"policy": registry.spec_text(cfg.policy), "G": cfg.num_generations, "share": share,
+            "schedule": [cfg.generation_batch, cfg.update_batch, cfg.epsilon, cfg.steps],
             "probe": [cfg.probe_problems, cfg.probe_hard, cfg.max_completion_length,
                       cfg.probe_paper],
             "toy": {**{k: dict(v) for k, v in toy_settings(D).items()}, "tau": D.tau},
@@ -68,21 +74,47 @@ def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, pro
               "predictions": toy_predictions(pi0, r, cfg.num_generations, D, steps, seeds,
                                              labels),
               "laws": toy_laws(pi0, r, cfg.num_generations, D, labels),
+              "ladder": rungs(pi0, r, share, cfg, D, seeds, labels),
               "measurement": measurement}
     write_json(entry.begin(fresh=True) / RECORD, record)
     entry.finish({"registered": record["registered"]})
-    return record
+    return read_json(entry.path / RECORD)  # as stored: what its content hash is taken of
 
 
-def started(run: Path) -> datetime:
-    """When a run began: its ``config.json``, written as training starts (again on resume)."""
-    return datetime.fromtimestamp((Path(run) / "config.json").stat().st_mtime, timezone.utc)
+def content_hash(record: dict[str, Any]) -> str:
+    """The hash of a registration's whole content as stored (its time included): what a run
+    records when it begins (``TrainConfig.registration``)."""
+    return config_key(record)
+
+
+def rungs(pi0: Sequence[float], r: Sequence[float], share: float, cfg: TrainConfig, D: Any,
+          seeds: int, labels: Sequence[str]) -> dict[str, Any]:
+    """The ladder's registered predictions (``ladder``): the two mechanisms' slopes, R0's
+    slope per update and R1's prediction on ``cfg``'s schedule over its steps."""
+    updates = dict(toy_update(label) for label in labels)
+    return {"window": ladder.WINDOW,
+            "slopes": {"tabular": ladder.TABULAR, "proportional": ladder.PROPORTIONAL},
+            "R0": ladder.r0(pi0, r, cfg.num_generations, D, seeds,
+                            {u: kw for u, kw in updates.items() if "reinforce" not in kw}),
+            "R1": ladder.r1(pi0, r, share, cfg.num_generations,
+                            cfg.generation_batch // cfg.num_generations, cfg.updates_per_step,
+                            cfg.epsilon, D, cfg.steps, seeds, list(updates))}
+
+
+def started(run: Path) -> dict[str, Any] | None:
+    """When a run first began and the registration it was begun under (``rl.runs.STARTED``,
+    written once; a resume or a copy keeps it); None for a run that recorded neither."""
+    path = Path(run) / STARTED
+    return read_json(path) if path.is_file() else None
 
 
 def registered_before(record: dict[str, Any], runs: Sequence[Path]) -> bool:
-    """Whether ``record`` was registered before every one of ``runs`` began."""
-    at = datetime.fromisoformat(record["registered"])
-    return all(at < started(r) for r in runs)
+    """Whether every one of ``runs`` recorded, when it began, ``record``'s content hash and a
+    time after the registration's: only such runs are judged against it."""
+    at, key = datetime.fromisoformat(record["registered"]), content_hash(record)
+    begun = [started(r) for r in runs]
+    return all(b is not None and b["registration"] == key
+               and at < datetime.fromisoformat(b["time"]) for b in begun)
 
 
 def starts_from(record: dict[str, Any], first_probe: dict[str, Any], tol: float = 1e-4) -> bool:

@@ -14,6 +14,10 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, ENTROPY_MARGIN, FALL_M
                                             SHRINK_MARGIN, TOY_SAME, order_agreement,
                                             stage_check, stage_effects, toy_update, verdict)
 from rlvr_dynamics.chapters.regimes.crossover import DIRECTION, registrations
+from rlvr_dynamics.chapters.regimes.scenario import RISE_MARGIN
+from rlvr_dynamics.chapters.regimes.scenario import large_k as scenario_large_k
+from rlvr_dynamics.chapters.regimes.ladder import (AS_BUILT, LADDER, NO, PROPORTIONAL, TABULAR,
+                                                   WINDOW, YES, turns)
 from rlvr_dynamics.chapters.style import rounded
 from rlvr_dynamics.chapters.sentences import run_settings
 
@@ -223,13 +227,18 @@ def scenario_text(table: pd.DataFrame, scenario: dict[tuple[str, str], dict],
 
 
 def scenario_verdicts(table: pd.DataFrame, controls: dict[str, str],
-                      informs: dict[str, tuple[bool, str]]) -> dict[tuple[str, str], dict]:
-    """(arm, algorithm) -> ``scenario.verdict`` of its runs against its control's."""
+                      informs: dict[str, tuple[bool, str]],
+                      matched: dict[str, tuple[bool, str]] | None = None
+                      ) -> dict[tuple[str, str], dict]:
+    """(arm, algorithm) -> ``scenario.verdict`` of its runs against its control's (``matched``:
+    ``scenario.matched``, None: every arm matched)."""
     out = {}
     for arm, control in controls.items():
+        same, unlike = (matched or {}).get(arm, (True, ""))
         for algo, g in table[table["regime"] == arm].groupby("algorithm", sort=False):
             c = table[(table["regime"] == control) & (table["algorithm"] == algo)]
-            out[arm, algo] = verdict(g, c, informs[arm][0]) | {"why not": informs[arm][1]}
+            out[arm, algo] = verdict(g, c, informs[arm][0], same) | {
+                "why not": informs[arm][1], "unmatched": unlike}
     return out
 
 
@@ -269,14 +278,15 @@ def prediction_check_text(checks: dict[str, pd.DataFrame]) -> str:
 
 
 def claim_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],
-               controls: dict[str, str]) -> list[dict]:
+               controls: dict[str, str],
+               matched: dict[str, tuple[bool, str]] | None = None) -> list[dict]:
     """The row this chapter records for ``verdicts`` (claim ``lm_two_stages``). With an arm
     of the paper's scenario (``controls``), GRPO's ``scenario.verdict`` per arm decides; else,
     per regime, GRPO's "shrinkage, then expansion" (``stages.stage_check``; *cannot inform*
     where the base cannot show its boundary move). GRPO-N's, and the other regimes', are shown
     beside them."""
     checks, also, ours = [], [], []
-    scenario = scenario_verdicts(table, controls, informs)
+    scenario = scenario_verdicts(table, controls, informs, matched)
     for (arm, algo), v in scenario.items():
         check = (f"{arm} against {controls[arm]}, {algo}: P(stepwise) on the rare-path-only "
                  f"problems falls by more than {FALL_MARGIN:.0%} (and more than without the "
@@ -305,7 +315,29 @@ def claim_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],
     if not checks:
         return []
     return [{"claim": "lm_two_stages", "ours": "; ".join(ours), "checks": checks,
-             "also": also}]
+             "also": also}] + large_k_rows(table, informs, controls)
+
+
+def large_k_rows(table: pd.DataFrame, informs: dict[str, tuple[bool, str]],
+                 controls: dict[str, str]) -> list[dict]:
+    """The row this chapter records for the ``large_k`` claim: each arm's ``scenario.large_k``
+    checks (mid-curve Pass@k on its rare-only problems at the end), decided beside the
+    reproduction chapter's (``verdicts.measured`` joins them); none without an arm."""
+    checks, ours = [], []
+    for arm in controls:
+        g = table[table["regime"] == arm]
+        effects = scenario_large_k(g, informs[arm][0])
+        if not effects:
+            continue
+        k = int(g["k"].iloc[0])
+        checks += [(f"{arm}, Pass@{k} on the rare-path-only problems at the end: {name} "
+                    f"(margin {RISE_MARGIN:g} points)",
+                    e if isinstance(e, str) else e.verdict) for name, e in effects.items()]
+        ours.append(f"{arm}: mid-curve Pass@{k} on the rare-path-only problems from "
+                    f"{g['start'].mean():.1f} to "
+                    + ", ".join(f"{h['end'].mean():.1f} ({a})"
+                                for a, h in g.groupby("algorithm", sort=False)))
+    return [{"claim": "large_k", "ours": "; ".join(ours), "checks": checks}] if checks else []
 
 
 def contrast_text(contrasted: pd.DataFrame) -> str:
@@ -325,3 +357,42 @@ def contrast_text(contrasted: pd.DataFrame) -> str:
     return (f"The LM's runs decided a direction in {len(decided)} of the {len(contrasted)} "
             "contrasts; the registered predictions gave the same direction in: "
             + ", ".join(parts) + ".")
+
+
+STAGE_WORDS = {YES: "a first stage", NO: "none"}
+"""A rung's first-stage reading (``ladder.rung_rows``) in words; a check's verdict otherwise."""
+
+
+def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
+    """The ladder in words, per arm (``ladder.rung_rows``) and algorithm: the dip per rung and
+    where the first stage turns (``ladder.turns``), the model's slope over the first updates
+    (``ladder.slope_checks``: as built and without stepwise groups) and what it reads as, and
+    the rungs not run in this build."""
+    lines = []
+    for arm, rows in rungs.items():
+        for label in rows["algorithm"].unique():
+            mine = rows[rows["algorithm"] == label].set_index("rung")
+            dips = ", ".join(f"{rung} {'-' if np.isnan(x['dip']) else rounded('{:+.0f} %', 100 * x['dip'])}"
+                             f" ({STAGE_WORDS.get(x['first stage'], x['first stage'])})"
+                             for rung, x in mine.iterrows())
+            turn = turns(rows, label)
+            said = (f"the first stage turns at {turn[0]}, where it "
+                    f"{'appears' if turn[1] == YES else 'vanishes'}" if turn else
+                    "no decided rung reads otherwise than the first")
+            lines.append(f"* **{arm}, {label}**: the dip of P(stepwise), rung by rung: {dips}; "
+                         f"{said}.")
+        for _, x in slopes[slopes["regime"] == arm].iterrows():
+            how = ("as built" if x["how"] == AS_BUILT else
+                   "on the groups without a stepwise sample alone")
+            lines.append(f"* **{arm}, {x['algorithm']}, trained {how}**: the slope over the "
+                         f"first {WINDOW} updates is {x['effect'].text('{:+.2f}')} over {x['seeds']} "
+                         f"seed{'s' if x['seeds'] > 1 else ''}: it reads as {x['mechanism']} "
+                         f"(the tabular toy: {TABULAR:+.2f}; proportional spreading: "
+                         f"{PROPORTIONAL:+.2f}).")
+    ran = {r for rows in rungs.values() for r in rows["rung"]}
+    missing = [r for r in LADDER if r not in ran]
+    if missing:
+        lines.append(f"\nNot run in this build: {', '.join(missing)} (the rungs of the "
+                     f"`cpu-ladder` profile), so whether a network whose paths share no "
+                     f"character shows both stages is not answered here.")
+    return "\n".join(lines)

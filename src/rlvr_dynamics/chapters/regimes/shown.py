@@ -13,10 +13,14 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters.regimes import (FALL_MARGIN, OWN, RISE_MARGIN, SAME_FACTOR,
+from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, FALL_MARGIN, MATCH_FACTOR, OWN,
+                                            RISE_MARGIN, SAME_FACTOR,
                                             entropy_above, keeps_boundary, stage_effects,
                                             toy_update, two_stages)
 from rlvr_dynamics.chapters.regimes.crossover import registrations
+from rlvr_dynamics.chapters.regimes.scenario import large_k as scenario_large_k
+from rlvr_dynamics.chapters.regimes.ladder import (AS_BUILT, BAND, PROPORTIONAL, TABULAR,
+                                                   WITHOUT)
 from rlvr_dynamics.chapters.regimes.sentences import time_text, times_text  # times in words
 from rlvr_dynamics.chapters.style import number, rounded
 
@@ -126,11 +130,27 @@ def scenario_verdict_table(verdicts: dict[tuple[str, str], dict]) -> pd.DataFram
                      f"stage 1: P(stepwise) falls by more than {FALL_MARGIN:.0%}":
                          f"{v['checks']['stage 1']} ({fall.text('{:+.2f}')})",
                      "the fall is the bad path's doing (arm minus control)":
-                         f"{v['checks']['against the control']} ({spec.text('{:+.2f}')})",
+                         f"{v['checks']['against the control']} ("
+                         f"{v.get('unmatched') or spec.text('{:+.2f}')})",
                      f"stage 2: Pass@k ends {RISE_MARGIN:g} points above the base in every seed":
                          v["checks"]["stage 2"],
                      "verdict": v["verdict"] + (f" ({v['why not']})" if v["why not"] else "")})
     return pd.DataFrame(rows).set_index(["arm", "algorithm"])
+
+
+def large_k_table(table: pd.DataFrame, controls: dict[str, str],
+                  informs: dict[str, tuple[bool, str]]) -> pd.DataFrame:
+    """Each arm's checks of the paper's large-k claim (``scenario.large_k``): the effect with
+    its interval (points of mid-curve Pass@k on the rare-only problems at the end) and the
+    verdict."""
+    rows = []
+    for arm in controls:
+        for name, e in scenario_large_k(table[table["regime"] == arm], informs[arm][0]).items():
+            rows.append({"arm": arm, "check": name,
+                         "effect (points)": "-" if isinstance(e, str) else e.text("{:+.1f}"),
+                         "verdict": e if isinstance(e, str) else e.verdict})
+    return pd.DataFrame(rows, columns=["arm", "check", "effect (points)", "verdict"]
+                        ).set_index(["arm", "check"])
 
 
 # --- each cell against its registration; regimes and algorithms against each other -------------
@@ -286,3 +306,79 @@ def ordering_table(orders: pd.DataFrame) -> pd.DataFrame:
         out[column] = [shown(o, t) for o, t in zip(orders[column], times)]
     out["the LM follows"] = [" and ".join(f) or "none" for f in orders["follows"]]
     return out
+
+
+# --- the ladder -------------------------------------------------------------------------------
+
+CLOCK = {"R0": "toy steps", "R1": "model steps", "R4": "model steps"}
+"""Whose steps each rung's times count (``ladder``)."""
+
+
+def _with_interval(x: float, interval: tuple[float, float] | None, fmt: str) -> str:
+    """``x`` and its interval (none given or none with one seed: ``x`` alone; NaN: "-")."""
+    if np.isnan(x):
+        return "-"
+    if interval is None or np.isnan(interval[0]):
+        return rounded(fmt, x)
+    return f"{rounded(fmt, x)} [{rounded(fmt, interval[0])}, {rounded(fmt, interval[1])}]"
+
+
+def ladder_table(rungs: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Each arm's ladder (``ladder.rung_rows``), rung by rung: the dip of P(stepwise) (the
+    model's with its interval over seeds), its step and the crossover (in the clock of
+    ``CLOCK``), the slope over the first updates and whether the rung shows a first stage."""
+    rows = []
+    for arm, r in rungs.items():
+        for _, x in r.iterrows():
+            rows.append({"arm": arm, "rung": x["rung"], "algorithm": x["algorithm"],
+                         "dip of P(stepwise)": _with_interval(
+                             100 * x["dip"], None if x["dip interval"] is None else
+                             tuple(100 * v for v in x["dip interval"]), "{:+.0f} %"),
+                         "at step": number(x["dip step"]),
+                         "crossover": time_text(x["crossover"]),
+                         "clock": CLOCK[x["rung"]],
+                         "slope": _with_interval(x["slope"], x["slope interval"], "{:+.2f}"),
+                         "first stage": x["first stage"]})
+    return pd.DataFrame(rows).set_index(["arm", "rung", "algorithm"])
+
+
+def slope_table(slopes: pd.DataFrame, registered: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Every measured slope over seeds (``ladder.slope_checks``), beside what the registration
+    of its regime said for it: the toy on the model's schedule (R1; for the runs without
+    stepwise groups, R1 trained the same way) and the two mechanisms."""
+    rows = []
+    for _, x in slopes.iterrows():
+        lad = registered[x["regime"]].get("ladder", {})
+        key = x["algorithm"] if x["how"] == AS_BUILT else f"{x['algorithm']}, {WITHOUT}"
+        r1 = lad.get("R1", {}).get(key, {}).get("slope", np.nan)
+        rows.append({"regime": x["regime"], "algorithm": x["algorithm"], "trained": x["how"],
+                     "seeds": x["seeds"],
+                     "slope": _with_interval(x["slope"], (x["low"], x["high"]), "{:+.2f}"),
+                     "R1 (registered)": "-" if np.isnan(r1) else rounded("{:+.2f}", r1),
+                     "tabular / proportional": f"{TABULAR:+.2f} / {PROPORTIONAL:+.2f}",
+                     "reads as": x["mechanism"]})
+    return pd.DataFrame(rows).set_index(["regime", "algorithm", "trained"])
+
+
+def rules_table() -> pd.DataFrame:
+    """Every rule that decides this chapter's readings, its value, where it lives and when it
+    was chosen: before the data it judges, or after (those conclusions are drawn only from runs
+    that began after the rule, and the page marks them)."""
+    after = "after the data it judges (earlier builds)"
+    rows = [("a first stage: the fall of P(stepwise)", f"{FALL_MARGIN:.0%}", "scenario.FALL_MARGIN",
+             "before the model's runs (a toy pilot)"),
+            ("stage 2 and the large-k checks: points of Pass@k", f"{RISE_MARGIN:g}",
+             "scenario.RISE_MARGIN", "before the model's runs (the reproduction chapter's)"),
+            ("the arm and its control start alike: a factor of P(stepwise)", f"{MATCH_FACTOR:g}",
+             "scenario.MATCH_FACTOR", after),
+            ("a crossover agrees with the toy's: a factor", f"{AGREE_FACTOR:g}",
+             "crossover.AGREE_FACTOR", after),
+            ("two crossovers differ: a factor", f"{SAME_FACTOR:g}", "crossover.SAME_FACTOR",
+             "before the cpu-grid runs"),
+            ("a Pass@k at its floor or ceiling cannot inform", f"{stats.BOUNDS[0]:g}-"
+             f"{stats.BOUNDS[1]:g} %", "stats.BOUNDS", after),
+            ("a run that never crossed: censored at its last probe", "-",
+             "crossover.prediction_checks, stats.km_median", after),
+            ("the slope's mechanism: half the distance between the two slopes", f"{BAND:g}",
+             "ladder.BAND", "before this build's runs (issue 35)")]
+    return pd.DataFrame(rows, columns=["rule", "value", "where", "chosen"]).set_index("rule")

@@ -1,0 +1,179 @@
+"""The ladder's rules (issue 35) on synthetic inputs that reach each outcome: the slope of the
+log-ratio changes recovers a known mechanism, the interval rule reads each of its five
+outcomes, a rung's first stage and where the ladder turns, the Kaplan-Meier median that counts
+runs that never crossed, and the first-character masses read per update from a run's records."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rlvr_dynamics import stats
+from rlvr_dynamics.chapters.regimes import ladder
+from rlvr_dynamics.chapters.regimes.ladder import (BETWEEN, BEYOND, GAINS, NO, SPREAD, TOY, YES,
+                                                   first_masses, mechanism, slope, turns)
+
+
+def softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def trajectory(dz: np.ndarray, steps: int = 20, rest: float = 0.0) -> np.ndarray:
+    """Masses (direct, stepwise, guess) of a softmax over the three and one more character
+    (its logit ``rest``), its logits moved by ``dz`` (3,) per update from the arm's start."""
+    z0 = np.log([0.5, 0.0055, 0.49, 0.0045])
+    z = z0 + np.arange(steps + 1)[:, None] * np.append(dz, rest)
+    return softmax(z)[:, :3]
+
+
+def test_the_slope_recovers_the_tabular_and_the_proportional_mechanisms():
+    # tabular: the stepwise logit still, direct and guess moving by equal and opposite amounts
+    assert slope(trajectory(np.array([0.1, 0.0, -0.1]))) == pytest.approx(-0.5)
+    # proportional spreading: the guess's mass leaves, every other character's ratios stay
+    assert slope(trajectory(np.array([0.0, 0.0, -0.2]))) == pytest.approx(0.0, abs=1e-12)
+    # the stepwise path gaining on the direct one as the guess falls
+    assert slope(trajectory(np.array([0.0, 0.1, -0.2]))) == pytest.approx(0.5)
+    # only the window is read
+    moves = np.array([[0.1, 0.0, -0.1, 0.0]] * 20 + [[0.0, 0.5, -0.1, 0.0]] * 20)
+    z = np.log([0.5, 0.0055, 0.49, 0.0045]) + np.vstack([np.zeros(4), moves.cumsum(0)])
+    late = softmax(z)[:, :3]  # tabular for 20 updates, then the stepwise path climbs
+    assert slope(late, window=20) == pytest.approx(-0.5)
+    assert slope(late, window=40) != pytest.approx(-0.5)
+    assert np.isnan(slope(trajectory(np.zeros(3))))  # nothing moved: no slope
+
+
+@pytest.mark.parametrize("values,expected", [
+    ([-0.52, -0.48, -0.5, -0.49, -0.51], TOY),
+    ([0.01, -0.02, 0.0, 0.02, -0.01], SPREAD),
+    ([0.6, 0.55, 0.62, 0.58, 0.61], GAINS),
+    ([-1.1, -1.05, -0.98, -1.02, -1.0], BEYOND),
+    ([-0.5, 0.0, -0.3, 0.1, -0.6], BETWEEN),   # wide: straddles the band's edge
+    ([-0.26, -0.24, -0.25, -0.26, -0.24], BETWEEN),  # on the midpoint between the two
+    ([-0.5], BETWEEN),  # one seed: no interval
+])
+def test_the_mechanism_rule_reaches_each_outcome(values, expected):
+    assert mechanism(stats.one_sample(values, ladder.BAND)) == expected
+
+
+def test_a_rung_shows_a_first_stage_by_the_scenarios_rule():
+    assert ladder.toy_stage(-0.66) == YES and ladder.toy_stage(-0.1) == NO
+    assert ladder.toy_stage(-ladder.FALL_MARGIN) == NO  # the margin itself is not a fall
+    assert ladder.lm_stage(stats.one_sample([0.5, 0.55, 0.6, 0.52], ladder.FALL_MARGIN)) == YES
+    assert ladder.lm_stage(stats.one_sample([0.01, -0.02, 0.0, 0.03], ladder.FALL_MARGIN)) == NO
+    assert ladder.lm_stage(stats.one_sample([-0.5, -0.55, -0.6, -0.52],
+                                            ladder.FALL_MARGIN)) == NO  # a rise
+    assert ladder.lm_stage(stats.one_sample([0.6, -0.3, 0.4, -0.1],
+                                            ladder.FALL_MARGIN)) == stats.UNDECIDED
+
+
+def rows(readings: dict[str, str], algorithm: str = "GRPO") -> pd.DataFrame:
+    return pd.DataFrame([{"rung": r, "algorithm": algorithm, "first stage": v}
+                         for r, v in readings.items()])
+
+
+def test_the_ladder_names_the_rung_where_the_first_stage_turns():
+    assert turns(rows({"R0": YES, "R1": YES, "R4": NO}), "GRPO") == ("R4", NO)
+    assert turns(rows({"R0": YES, "R1": NO, "R4": NO}), "GRPO") == ("R1", NO)
+    assert turns(rows({"R0": NO, "R1": NO, "R4": YES}), "GRPO") == ("R4", YES)  # GRPO-N's case
+    assert turns(rows({"R0": YES, "R1": YES, "R4": YES}), "GRPO") is None
+    # an undecided rung is passed over, not read as a turn
+    assert turns(rows({"R0": YES, "R1": stats.UNDECIDED, "R4": YES}), "GRPO") is None
+    assert turns(rows({"R0": YES, "R4": NO}), "GRPO-N") is None  # no such algorithm
+
+
+def test_the_kaplan_meier_median_counts_runs_that_never_crossed():
+    inf = np.inf
+    # two of four crossed by step 20: the median is there; dropping the others would say 15
+    assert stats.km_median([10, 20, inf, inf], [10, 20, 120, 120]) == 20
+    assert np.median([10, 20]) == 15
+    # one of four crossed: the median is censored
+    assert stats.km_median([10, inf, inf, inf], [10, 120, 120, 120]) == inf
+    # runs censored early leave the risk set: the later crossing carries more weight
+    assert stats.km_median([10, inf, inf, 30], [10, 15, 15, 30]) == 30
+    assert stats.km_median([5, 6, 7], [5, 6, 7]) == 6
+    with pytest.raises(ValueError, match="times and last"):
+        stats.km_median([1, 2], [1])
+
+
+def test_first_masses_are_read_per_update_from_the_drawn_problems():
+    run = [{"update": 0, "step": 0.0, "first": {"direct": [0.5, 0.3, 0.9],
+                                                "stepwise": [0.1, 0.3, 0.0],
+                                                "guess": [0.4, 0.4, 0.1]}},
+           {"update": 4, "step": 1.0, "reward": 0.5},
+           {"update": 1, "step": 0.25, "first": {"direct": [0.6, 0.4, 0.9],
+                                                 "stepwise": [0.1, 0.2, 0.0],
+                                                 "guess": [0.3, 0.4, 0.1]}}]
+    m = first_masses(run, regular=2)  # the third problem is one of the extra, rare-only ones
+    assert m.shape == (2, 3)
+    assert np.allclose(m, [[0.4, 0.2, 0.4], [0.5, 0.15, 0.35]])
+
+
+# --- the method, mended -------------------------------------------------------------------------
+
+def test_an_unmatched_control_cannot_inform_and_does_not_vote():
+    from rlvr_dynamics.chapters.regimes import scenario
+
+    registered = {"arm": {"inputs": {"pi0": [0.5, 0.0055, 0.49]}},
+                  "near": {"inputs": {"pi0": [0.99, 0.0060, 0.0001]}},
+                  "far": {"inputs": {"pi0": [0.99, 0.0093, 0.0001]}}}
+    assert scenario.matched(registered, {"arm": "near"})["arm"] == (True, "")
+    ok, why = scenario.matched(registered, {"arm": "far"})["arm"]
+    assert not ok and "0.0055" in why and "0.0093" in why
+    arm = pd.DataFrame({"fall": [0.3, 0.32, 0.35, 0.31], "gain": [5.0, 6.0, 7.0, 5.5]})
+    control = pd.DataFrame({"fall": [0.8, 0.85, 0.9, 0.82], "gain": [5.0] * 4})
+    both = scenario.verdict(arm, control)
+    assert both["checks"]["against the control"] == stats.OPPOSITE
+    assert both["verdict"] == stats.OPPOSITE
+    alone = scenario.verdict(arm, control, matched=False)
+    assert alone["checks"]["against the control"] == stats.CANNOT_INFORM
+    assert alone["verdict"] == stats.REPLICATES  # the other two checks decide
+
+
+def runs_of(grpo: list[float], grpo_n: list[float], end: float = 50.0) -> pd.DataFrame:
+    return pd.DataFrame([{"algorithm": a, "gain": g, "end": end}
+                         for a, gains in (("GRPO", grpo), ("GRPO-N", grpo_n)) for g in gains])
+
+
+def test_the_large_k_checks_in_the_scenario_reach_each_outcome():
+    from rlvr_dynamics.chapters.regimes.scenario import LARGE_K, large_k
+
+    holds, base_holds, above = LARGE_K
+    v = lambda e: e if isinstance(e, str) else e.verdict
+    kept = large_k(runs_of([-8.0, -9.0, -7.5, -8.5], [0.5, -0.5, 1.0, 0.0]))
+    assert {k: v(e) for k, e in kept.items()} == {holds: stats.REPLICATES,
+                                                  base_holds: stats.REPLICATES,
+                                                  above: stats.REPLICATES}
+    lost = large_k(runs_of([0.0, 0.5, -0.5, 0.2], [-30.0, -35.0, -40.0, -38.0]))
+    assert {k: v(e) for k, e in lost.items()} == {holds: stats.OPPOSITE,
+                                                  base_holds: stats.REPLICATES,
+                                                  above: stats.OPPOSITE}
+    assert all(e == stats.CANNOT_INFORM for e in large_k(runs_of([0.0] * 2, [1.0] * 2),
+                                                         informative=False).values())
+    pinned = large_k(runs_of([0.0, 0.1], [0.0, 0.2], end=99.0))  # both at the ceiling
+    assert pinned[above] == stats.CANNOT_INFORM
+    assert set(large_k(runs_of([1.0, 2.0], [])[lambda f: f["algorithm"] == "GRPO"])) == \
+        {base_holds}
+
+
+def test_a_claim_two_chapters_recorded_is_decided_by_all_their_checks(monkeypatch):
+    from rlvr_dynamics import verdicts
+
+    rows = {"regimes": [{"claim": "large_k", "chapter": "regimes", "ours": "a",
+                         "checks": [["arm: GRPO-N holds the base", stats.OPPOSITE]], "also": [],
+                         "verdict": stats.OPPOSITE}],
+            "reproduction": [{"claim": "large_k", "chapter": "reproduction", "ours": "b",
+                              "checks": [["test: GRPO-N holds the base", stats.CANNOT_INFORM]],
+                              "also": [["x", stats.REPLICATES]],
+                              "verdict": stats.CANNOT_INFORM},
+                             {"claim": "ood", "chapter": "reproduction", "ours": "c",
+                              "checks": [["y", stats.REPLICATES]], "also": [],
+                              "verdict": stats.REPLICATES}]}
+    monkeypatch.setattr(verdicts, "recorded", lambda profile: rows)
+    got = verdicts.measured("any")
+    assert got["large_k"]["chapter"] == "regimes, reproduction"
+    assert got["large_k"]["ours"] == "a; b" and len(got["large_k"]["checks"]) == 2
+    assert got["large_k"]["verdict"] == stats.OPPOSITE  # cannot inform does not vote
+    assert got["ood"]["verdict"] == stats.REPLICATES
+    from rlvr_dynamics.chapters.verdict import not_replicated
+    assert not_replicated(verdicts.table("any")) == ["large_k"]
