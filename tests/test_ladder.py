@@ -11,7 +11,8 @@ import pytest
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.regimes import ladder
 from rlvr_dynamics.chapters.regimes.ladder import (BETWEEN, BEYOND, GAINS, NO, SPREAD, TOY, YES,
-                                                   first_masses, mechanism, slope, turns)
+                                                   first_masses, mechanism, turns)
+from rlvr_dynamics.chapters.regimes.toy_rungs import slope
 
 
 def softmax(z: np.ndarray) -> np.ndarray:
@@ -177,3 +178,41 @@ def test_a_claim_two_chapters_recorded_is_decided_by_all_their_checks(monkeypatc
     assert got["ood"]["verdict"] == stats.REPLICATES
     from rlvr_dynamics.chapters.verdict import not_replicated
     assert not_replicated(verdicts.table("any")) == ["large_k"]
+
+
+def test_an_arms_ladder_reads_each_rung_in_order():
+    """``rung_rows``: R0 and R1 from the registration, the model's rungs from their runs (the
+    fall over seeds against the stage-1 margin, the Kaplan-Meier crossover, the slope's
+    check), in the ladder's order; ``turns`` then names the rung where the stage goes."""
+    from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
+
+    record = {"predictions": {OWN: {"GRPO": {"toy dip": -0.66, "toy dip step": 48.0,
+                                             "toy expansion": 253.0},
+                                    "GRPO-N": {"toy dip": 0.0, "toy dip step": 0.0,
+                                               "toy expansion": 99.0}}},
+              "ladder": {"R0": {"GRPO": {"slope": -0.5}, "GRPO-N": {"slope": -0.1}},
+                         "R1": {"GRPO": {"dip": -0.56, "dip step": 10.75, "crossover": 61.0,
+                                         "slope": -0.48},
+                                "GRPO-N": {"dip": -0.05, "dip step": 2.0, "crossover": 40.0,
+                                           "slope": -0.2}}}}
+
+    def runs(falls, crossovers):
+        return pd.DataFrame({"regime": "arm", "algorithm": "GRPO", "seed": range(len(falls)),
+                             "fall": falls, "fall step": 5.0, "crossover": crossovers,
+                             "last step": 120.0})
+
+    measured = {"R4": runs([0.02, -0.05, 0.01, 0.0], [np.inf] * 4),
+                "R3": runs([0.5, 0.55, 0.6, 0.52], [30.0, 40.0, np.inf, 35.0])}
+    slopes = pd.DataFrame([{"regime": "arm", "algorithm": "GRPO", "how": how, "slope": s,
+                            "low": s - 0.1, "high": s + 0.1}
+                           for how, s in (("as built", 0.02), ("R3", -0.45))])
+    rows = ladder.rung_rows(record, measured, slopes, "arm")
+    grpo = rows[rows["algorithm"] == "GRPO"]
+    assert list(grpo["rung"]) == ["R0", "R1", "R3", "R4"]
+    assert list(grpo["first stage"]) == [YES, YES, YES, NO]
+    assert grpo.set_index("rung").loc["R3", "crossover"] == 35.0  # two of four crossed by 35
+    assert grpo.set_index("rung").loc["R4", "crossover"] == np.inf
+    assert grpo.set_index("rung").loc["R4", "slope"] == 0.02
+    assert turns(rows, "GRPO") == ("R4", NO)
+    assert list(rows[rows["algorithm"] == "GRPO-N"]["first stage"]) == [NO, NO]
+    assert turns(rows, "GRPO-N") is None

@@ -293,3 +293,40 @@ def test_updates_without_stepwise_groups_leave_those_groups_out(results, tmp_pat
     assert trainer._metrics["train"]["frac_left_out"][-1] == 0.5
     run = load_dynamics(train(cfg, "test"))
     assert [r["step"] for r in run if "probe" in r] == [0, 1, 2]
+
+
+def test_the_first_character_rungs_train_what_they_say(results, tmp_path):
+    """The ladder's R3 (``first_character_only``): the loss sees the first completion token
+    alone, and its normaliser counts only those; R2 (``readout_only`` too): one training step
+    moves an untied copy of the output embeddings and nothing else (the body, the input
+    embeddings); a readout alone on every character is refused before any model loads."""
+    from rlvr_dynamics.rl.runs import build_trainer, load_final_model, train
+
+    cfg = run_config(path_prior=0.2, steps=1)
+    batches = {}
+    for first in (False, True):
+        trainer = build_trainer(cfg.replace(first_character_only=first), tmp_path / str(first),
+                                "test")
+        trainer.model.train()
+        rows = [trainer.train_dataset[i] for i in range(4) for _ in range(4)]
+        torch.manual_seed(0)
+        batches[first] = trainer._generate_and_score_completions(rows)
+    plain, first = batches[False], batches[True]
+    assert torch.equal(plain["completion_ids"], first["completion_ids"])
+    assert (plain["completion_mask"][:, 1:].sum() > 0) and (first["completion_mask"][:, 1:] == 0).all()
+    assert torch.equal(first["completion_mask"][:, 0], plain["completion_mask"][:, 0])
+    assert first["num_items_in_batch"] == plain["completion_mask"][:, 0].sum()
+
+    readout = cfg.replace(first_character_only=True, readout_only=True)
+    trainer = build_trainer(readout, tmp_path / "readout", "test")
+    trained = [n for n, p in trainer.model.named_parameters() if p.requires_grad]
+    assert trained == ["lm_head.weight"], trained
+    model, _ = load_final_model(train(readout, "test"))
+    base, _ = registry.load_model(readout.policy, "test")
+    after, before = dict(model.named_parameters()), dict(base.named_parameters())
+    assert not model.config.tie_word_embeddings
+    moved = {n for n in before if n in after and not torch.equal(after[n], before[n])}
+    assert moved == set(), moved  # every shared parameter, the input embeddings included
+    assert not torch.equal(model.lm_head.weight, base.get_output_embeddings().weight)
+    with pytest.raises(ValueError, match="readout_only=True needs first_character_only"):
+        run_config(path_prior=0.2, readout_only=True)

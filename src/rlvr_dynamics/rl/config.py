@@ -30,6 +30,11 @@ LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 ran), ``grpo`` is Eq. 2's ``1/G sum_i 1/|y_i| sum_t``."""
 
 
+STARTED = "started.json"
+"""The file in a run's folder that records, once, when the run first began (UTC) and the
+``TrainConfig.registration`` it began under (``runs.train`` writes it; a resume keeps it)."""
+
+
 class Settings(BaseModel):
     """The settings of a run that its chapter shares across algorithms and seeds: declared
     here once, with their ranges and, as defaults, the ``cpu`` profile's values. The chapters
@@ -106,7 +111,10 @@ class TrainConfig:
 
     ``without_stepwise``: every update computed from the groups that hold no stepwise sample
     alone (the others left out: ``trainer.GRPONTrainer.left_out``), the test where the toy's
-    stepwise logit cannot move. ``registration``: the content hash of the registered prediction
+    stepwise logit cannot move. ``first_character_only``: the loss on the first completion
+    character alone; ``readout_only``: the body frozen and only an untied copy of the output
+    embeddings trained (needs ``first_character_only``): the ladder's rungs between the toy
+    and the full model. ``registration``: the content hash of the registered prediction
     that this run is judged against (``chapters.regimes.prediction``), recorded in the run's
     own configuration, hence its folder's name; None: judged against none."""
 
@@ -128,6 +136,8 @@ class TrainConfig:
     stop_after_crossover: int | None = None
     probe_samples: int = 0
     without_stepwise: bool = False
+    first_character_only: bool = False
+    readout_only: bool = False
     registration: str | None = None
 
     def __post_init__(self) -> None:
@@ -156,10 +166,15 @@ class TrainConfig:
         tiny_sums = isinstance(self.model, PretrainConfig) and self.task is None
         for name, used in [("path_prior", self.path_prior is not None),
                            ("hard_share", self.hard_share is not None),
-                           ("without_stepwise", self.without_stepwise)]:
+                           ("without_stepwise", self.without_stepwise),
+                           ("first_character_only", self.first_character_only),
+                           ("readout_only", self.readout_only)]:
             if used and not tiny_sums:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs the tiny "
                                  f"sums base (model a PretrainConfig, task None)")
+        if self.readout_only and not self.first_character_only:
+            raise ValueError("TrainConfig.readout_only=True needs first_character_only=True "
+                             "(the readout is trained on the first character)")
         exact = ("probe_hard", "probe_early_every", "probe_early_until", "stop_after_crossover")
         for name in exact:
             if getattr(self, name) and not (tiny_sums and self.probe_every):

@@ -32,7 +32,7 @@ from rlvr_dynamics.parallel import pool_map
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.rl import algorithms
-from rlvr_dynamics.rl.config import TrainConfig, check_sizes, world_size
+from rlvr_dynamics.rl.config import STARTED, TrainConfig, check_sizes, world_size
 from rlvr_dynamics.rl.data import dataset, mix, reward_function, trace_functions
 from rlvr_dynamics.rl.dynamics import DynamicsCallback, records
 from rlvr_dynamics.rl.probe import (SETTINGS, BoundaryProbe, FirstCharacters, SampledProbe,
@@ -42,8 +42,6 @@ from rlvr_dynamics.rl.trainer import GRPONConfig, GRPONTrainer
 log = logging.getLogger(__name__)
 
 CHAPTER = "training"
-
-STARTED = "started.json"
 
 STEPWISE = ("trace_stepwise_right", "trace_stepwise_wrong")
 """The trace functions (``data.trace_functions``) that mark a stepwise sample."""
@@ -162,6 +160,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         positive_weight=cfg.positive_weight,
         reinforce=algorithms.get(cfg.algorithm).reinforce,
         without=STEPWISE if cfg.without_stepwise else (),
+        first_only=cfg.first_character_only,
         importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
         loss_type=algorithms.get(cfg.algorithm).aggregation or cfg.loss_type,  # GSPO: per sequence
         scale_rewards="group",
@@ -223,6 +222,8 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     train = task.problems("train")
     if cfg.hard_share is not None:
         train = mix(train, author, cfg.hard_share)
+    if cfg.readout_only:
+        readout_alone(model)
     trainer = GRPONTrainer(model=model, reward_funcs=[reward_function(task), *traces], args=args,
                            train_dataset=dataset(train, tokenizer),
                            processing_class=tokenizer, peft_config=lora_config(cfg))
@@ -250,6 +251,17 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
                                           every=every, max_tokens=cfg.max_completion_length,
                                           batch_size=cfg.eval_batch))
     return trainer
+
+
+def readout_alone(model) -> None:
+    """Freeze every parameter of ``model`` and give it an untied, trainable copy of its output
+    embeddings (the body's input embeddings stay frozen), so that training moves the readout
+    alone: the ladder's R2."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    head = model.get_output_embeddings()
+    head.weight = torch.nn.Parameter(head.weight.detach().clone())
+    model.config.tie_word_embeddings = False
 
 
 def lora_config(cfg: TrainConfig):

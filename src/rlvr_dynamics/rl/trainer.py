@@ -42,6 +42,12 @@ class GRPONConfig(GRPOConfig):
                           "of them is positive for a sample is left out of the update (no "
                           "loss, no normaliser): e.g. the groups that hold a stepwise sample."})
 
+    first_only: bool = field(
+        default=False,
+        metadata={"help": "train on the first completion token alone: every later token "
+                          "masked out of the loss and its normaliser (the ladder's rungs that "
+                          "train the path choice only)."})
+
     def __post_init__(self) -> None:
         super().__post_init__()
         if not self.positive_weight >= 0:
@@ -58,7 +64,8 @@ class GRPONTrainer(GRPOTrainer):
     Also logs ``frac_negative``, the fraction of the generation batch whose relative advantage
     is negative (the samples that -N trains on); and, with ``args.without``, leaves out of the
     update every group that holds a sample marked by one of those reward functions
-    (``left_out``), logging ``frac_left_out``.
+    (``left_out``), logging ``frac_left_out``; with ``args.first_only``, trains on the first
+    completion token alone.
     """
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -87,6 +94,11 @@ class GRPONTrainer(GRPOTrainer):
                                           self.args.positive_weight * advantages)
         if self.args.without:
             batch = self.left_out(batch, len(inputs))
+        if self.args.first_only:
+            batch["completion_mask"] = batch["completion_mask"].clone()
+            batch["completion_mask"][:, 1:] = 0
+            batch["num_items_in_batch"] = self.accelerator.gather(
+                batch["completion_mask"].sum()).sum()
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["frac_negative"].append(
             self.accelerator.gather(negative.float()).mean().item())

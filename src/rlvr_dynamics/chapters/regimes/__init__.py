@@ -47,8 +47,9 @@ from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, requi
 from rlvr_dynamics.chapters.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR, comparisons,
                                                       contrasts,
                                                       prediction_checks, registered_pairs)
-from rlvr_dynamics.chapters.regimes.ladder import (AS_BUILT, WITHOUT, measured_slopes,
-                                                   rung_rows, slope_checks, turns)
+from rlvr_dynamics.chapters.regimes.ladder import (MODEL_RUNGS, measured_slopes, rung_rows,
+                                                   slope_checks, turns)
+from rlvr_dynamics.chapters.regimes.toy_rungs import AS_BUILT, WITHOUT
 from rlvr_dynamics.chapters.regimes.prediction import (checks, content_hash, register,
                                                        registered_before, starts_from)
 from rlvr_dynamics.chapters.regimes.scenario import (FALL_MARGIN, MATCH_FACTOR, RISE_MARGIN,
@@ -116,8 +117,9 @@ class Params(NeedsParams):
     evaluation setting if ``probe_paper``); Pass@k shown at k = ``k`` and ``ks`` (the claims read
     it where each base sits mid-curve); the toy's prediction from ``toy_seeds`` runs of
     ``toy_steps`` steps; each arm's GRPO runs again for ``without_stepwise_steps`` steps on
-    the groups that hold no stepwise sample alone (``ladder``; 0: not); ``workers`` runs side
-    by side."""
+    the groups that hold no stepwise sample alone (``ladder``; 0: not); the model's rungs of
+    the ladder below the full model that run on each arm (``ladder``: R2, R3 of
+    ``ladder.MODEL_RUNGS``); ``workers`` runs side by side."""
 
     needs = ("training", "toy_dynamics")
 
@@ -140,6 +142,7 @@ class Params(NeedsParams):
     toy_seeds: Int(1) = 1000
     toy_steps: Int(1) = 2000
     without_stepwise_steps: Int(0) = 5
+    ladder: ListOf(str, 0) = []
     workers: Int(1) = 2
 
     @model_validator(mode="after")
@@ -152,6 +155,9 @@ class Params(NeedsParams):
                 require(name in ALGORITHMS, f"regimes[{regime!r}].algorithms has {name!r}; "
                                             f"valid: {sorted(ALGORITHMS)}")
         require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
+        for rung in self.ladder:
+            require(rung in MODEL_RUNGS, f"ladder has {rung!r}; the model's rungs that run "
+                                         f"beside the chapter's: {sorted(MODEL_RUNGS)}")
         require(self.probe_every <= self.steps, f"probe_every={self.probe_every} must be <= "
                                                 f"steps={self.steps}")
         for pair in self.contrasts:
@@ -197,19 +203,24 @@ class Params(NeedsParams):
                         require(False, f"regimes[{name!r}]: {e}")
         return out
 
-    def without_stepwise(self, registrations: dict[str, str] | None = None
-                         ) -> dict[tuple[str, str, int], TrainConfig]:
-        """(arm, "grpo", seed) -> the arm's GRPO run trained ``without_stepwise_steps`` steps
-        on the groups that hold no stepwise sample alone, probed at its start and end; none
-        where that is 0 or the chapter trains no GRPO."""
-        if not self.without_stepwise_steps:
-            return {}
+    def variant(self, how: str, registrations: dict[str, str] | None = None
+                ) -> dict[tuple[str, str, int], TrainConfig]:
+        """The runs trained ``how``: ``toy_rungs.AS_BUILT``, the chapter's (``runs``);
+        ``toy_rungs.WITHOUT``, each arm's GRPO runs for ``without_stepwise_steps`` steps on the
+        groups that hold no stepwise sample alone, probed at their start and end (none where
+        that is 0); a rung of ``ladder.MODEL_RUNGS``, each arm's runs with its knobs."""
+        runs = self.runs(registrations)
+        if how == AS_BUILT:
+            return runs
+        arms = {key: cfg for key, cfg in runs.items() if key[0] in self.three()}
+        if how in MODEL_RUNGS:
+            return {key: cfg.replace(**MODEL_RUNGS[how]) for key, cfg in arms.items()}
+        require(how == WITHOUT, f"how={how!r}: one of {[AS_BUILT, WITHOUT, *MODEL_RUNGS]}")
         n = self.without_stepwise_steps
         return {key: cfg.replace(without_stepwise=True, steps=n, probe_every=n,
                                  probe_early_every=0, probe_early_until=0,
                                  stop_after_crossover=None)
-                for key, cfg in self.runs(registrations).items()
-                if key[0] in self.three() and key[1] == "grpo"}
+                for key, cfg in arms.items() if n and key[1] == "grpo"}
 
     def three(self) -> list[str]:
         """The regimes with three paths at the first character (a guess beside the direct
@@ -234,14 +245,13 @@ def register_all(P: Params) -> dict[str, dict[str, Any]]:
     return out
 
 
-def train_all(P: Params, without_stepwise: bool = False
+def train_all(P: Params, how: str = AS_BUILT
               ) -> tuple[dict[tuple[str, str, int], list[dict]], dict[str, list]]:
-    """Every run of ``P`` (trained where missing, ``P.workers`` at a time), each regime's
-    prediction registered first (``register_all``) and recorded by its runs as they begin:
-    (key -> its dynamics, regime -> its run folders); with ``without_stepwise``, the runs of
-    ``Params.without_stepwise`` instead."""
+    """Every run of ``P`` trained ``how`` (``Params.variant``; trained where missing,
+    ``P.workers`` at a time), each regime's prediction registered first (``register_all``) and
+    recorded by its runs as they begin: (key -> its dynamics, regime -> its run folders)."""
     hashes = {name: content_hash(record) for name, record in register_all(P).items()}
-    runs = P.without_stepwise(hashes) if without_stepwise else P.runs(hashes)
+    runs = P.variant(how, hashes)
     T = needed(P, "training")
     folders = obtain_all(list(runs.values()), P.profile, inline=T.train_inline,
                          workers=P.workers)
@@ -252,21 +262,31 @@ def train_all(P: Params, without_stepwise: bool = False
 
 
 def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
-               runs: pd.DataFrame, registered: dict[str, dict[str, Any]]
+               runs: pd.DataFrame, registered: dict[str, dict[str, Any]],
+               hard: dict[str, Any], ks: dict[str, int]
                ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, dict[str, bool]]]:
-    """The ladder (``ladder``) for every arm: the runs without stepwise groups trained where
-    missing (``train_all``), the slope of every arm's run (the statistic reads the guess) with
-    its interval per regime, algorithm
-    and how it was trained (``ladder.slope_checks``), each arm's rungs (``ladder.rung_rows``;
-    ``runs``: ``stages``' rows; ``registered``: ``register_all``'s records), and the
-    registration checks of the runs without stepwise groups (``prediction.checks``)."""
-    plain, folders = train_all(P, without_stepwise=True)
+    """The ladder (``ladder``) for every arm: the runs without stepwise groups and those of the
+    model's rungs of ``P.ladder`` trained where missing (``train_all``), each rung's runs read
+    like the chapter's (``stages`` on the rare-only problems ``hard`` at each regime's
+    mid-curve k, ``ks``; R4: ``runs``, the chapter's own, ``dynamics``), the slope of every
+    arm's run (the statistic reads the guess) with its interval per regime, algorithm and how
+    it was trained (``ladder.slope_checks``), each arm's rungs (``ladder.rung_rows``;
+    ``registered``: ``register_all``'s records), and the registration checks of the runs
+    trained here (``prediction.checks``)."""
     keyed = {(r, ALGORITHMS[a].label, s, AS_BUILT): run for (r, a, s), run in dynamics.items()
              if r in P.three()}
-    keyed |= {(r, ALGORITHMS[a].label, s, WITHOUT): run for (r, a, s), run in plain.items()}
+    measured, folders, variants = {"R4": runs}, {}, {}
+    for how in (WITHOUT, *P.ladder):
+        trained, where = train_all(P, how)
+        keyed |= {(r, ALGORITHMS[a].label, s, how): run for (r, a, s), run in trained.items()}
+        for regime, f in where.items():
+            folders.setdefault(regime, []).extend(f)
+        variants |= {(r, a, s, how): run for (r, a, s), run in trained.items()}
+        if how in MODEL_RUNGS and trained:
+            measured[how] = stages(with_passk(probes(trained), [1]), hard, ks)
     slopes = slope_checks(measured_slopes(keyed, P.probe_problems))
-    rungs = {arm: rung_rows(registered[arm], runs, slopes, arm) for arm in P.three()}
-    return slopes, rungs, checks({a: registered[a] for a in folders}, plain, folders)
+    rungs = {arm: rung_rows(registered[arm], measured, slopes, arm) for arm in P.three()}
+    return slopes, rungs, checks({a: registered[a] for a in folders}, variants, folders)
 
 
 def dial(P: Params, problems: int = 100) -> pd.DataFrame:

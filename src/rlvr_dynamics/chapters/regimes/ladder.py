@@ -1,30 +1,25 @@
-"""The ladder from the tabular toy to the full model: where the first stage goes inside a network.
+"""The ladder from the tabular toy to the full model, read: where the first stage goes inside a
+network.
 
 The toy, given an arm's measured start, dips pi(a2) and the language model did not. Each rung
 between them adds one thing the toy leaves out, and each is predicted and registered before
-the runs it judges (``prediction.register`` holds what is here):
+the runs it judges (the toy's rungs and the two mechanisms' slopes: ``toy_rungs``):
 
-* R0, the tabular toy as registered (one group a step, one Adam update, fixed rewards);
-* R1, the same toy on the model's schedule (``toy_schedule``: its groups a step, updates a
-  batch, per-problem Bernoulli rewards, std-scaled advantages, clipping), times in the
-  model's steps;
-* R4, the full model as built (the chapter's runs).
+* R0, the tabular toy as registered; R1, the same toy on the model's schedule;
+* R2, the base's body frozen and an untied first-character readout trained by the loss on the
+  first completion character alone; R3, the full model trained on the first character alone
+  (``MODEL_RUNGS``: run where a profile asks for them, ``Params.ladder``);
+* R4, the full model as built (the chapter's runs);
+* R5, a base whose paths begin with characters no other path writes, its embeddings untied
+  (not built yet: it needs another pretraining corpus).
 
-(R2, a trained first-character readout on a frozen body, R3, the full model trained on the
-first character alone, and R5, a base whose paths share no character, are the issue's later
-rungs; this module reads any rung whose runs exist.)
-
-**The statistic that tells the mechanisms apart.** Over the first ``WINDOW`` updates, the
-slope of the change of log(pi_d / pi_#) (stepwise against direct) on the change of
-log(pi_# / pi_=) (direct against the guess), through the origin (``slope``). In the tabular
-toy a group without a stepwise sample leaves the stepwise logit where it is and moves the
-direct and the guess logits by equal and opposite amounts (the group's advantages sum to
-zero), so the slope is -1/2 (``TABULAR``) while the stepwise path is not sampled; if the
-guess's lost mass spread over every other first character in proportion, pi_d / pi_# would
-not move: slope 0 (``PROPORTIONAL``). ``mechanism`` reads an interval over seeds against the
-two. The sharper test trains on the groups that hold no stepwise sample alone
-(``TrainConfig.without_stepwise``): there the tabular stepwise logit cannot move at all, so any
-change of pi_d relative to pi_# is the network's own.
+Here: the slope of every run over its first updates (``measured_slopes``, from the
+first-character masses each run records after every update) and which mechanism an interval
+of it shows (``mechanism``, against ``toy_rungs.TABULAR`` and ``toy_rungs.PROPORTIONAL``); each
+rung's dip read by the scenario's stage-1 rule (``rung_rows``) and the rung where the first
+stage turns (``turns``). The sharper test trains on the groups that hold no stepwise sample
+alone (``TrainConfig.without_stepwise``): there the tabular stepwise logit cannot move at all,
+so any change of pi_d relative to pi_# is the network's own.
 """
 from __future__ import annotations
 
@@ -33,46 +28,19 @@ from typing import Any, Sequence
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics import stats, toy, toy_schedule
+from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN
 from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
-
-WINDOW = 20
-"""Updates over which the slope is read: the first five of the model's steps (four updates
-each), by which the guess had lost most of its mass under GRPO in the earlier builds."""
-
-TABULAR, PROPORTIONAL = -0.5, 0.0
-"""The slope of the tabular update on groups without a stepwise sample, and of proportional
-spreading."""
+from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WITHOUT,
+                                                      slope)
 
 BAND = 0.25
 """Half the distance between the two slopes: an interval within ``BAND`` of one of them (and
 so away from the other) decides for it."""
 
-AS_BUILT, WITHOUT = "as built", "without stepwise"
-"""How a run of the model was trained: the chapter's runs, or ``TrainConfig.without_stepwise``."""
-
 TOY, SPREAD, GAINS, BEYOND, BETWEEN = ("the toy's (tabular)", "proportional spreading",
                                        "the stepwise path gains on the direct one",
                                        "beyond the toy's", "cannot tell")
-
-
-def log_changes(masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(x, y) per update after the first row of ``masses`` (rows: updates; columns: direct,
-    stepwise, guess): x the change of log(pi_# / pi_=), y that of log(pi_d / pi_#)."""
-    logm = np.log(np.clip(np.asarray(masses, dtype=float), 1e-12, None))
-    x = (logm[:, 0] - logm[:, 2]) - (logm[0, 0] - logm[0, 2])
-    y = (logm[:, 1] - logm[:, 0]) - (logm[0, 1] - logm[0, 0])
-    return x[1:], y[1:]
-
-
-def slope(masses: np.ndarray, window: int = WINDOW) -> float:
-    """The least-squares slope through the origin of y on x (``log_changes``) over the first
-    ``window`` updates of ``masses`` (rows: the start, then after each update); NaN where x
-    does not move."""
-    x, y = log_changes(np.asarray(masses)[:window + 1])
-    sxx = float((x * x).sum())
-    return float((x * y).sum() / sxx) if sxx > 1e-12 else float("nan")
 
 
 def mechanism(effect: stats.Effect) -> str:
@@ -101,63 +69,6 @@ def first_masses(run: Sequence[dict], regular: int) -> np.ndarray:
     rows = sorted((r["update"], r["first"]) for r in run if "first" in r)
     return np.array([[np.mean(f[k][:regular]) for k in ("direct", "stepwise", "guess")]
                      for _, f in rows])
-
-
-def toy_slope(pi: np.ndarray, window: int = WINDOW) -> float:
-    """The mean over seeds of each seed's ``slope`` (``pi``: seeds x (window + 1) x 3)."""
-    return float(np.nanmean([slope(p, window) for p in pi]))
-
-
-def dip(mean_a2: np.ndarray, per: int = 1) -> dict[str, float]:
-    """The dip of a mean trajectory of pi(a2) (the start first): its depth, the lowest value
-    over the start minus 1 (0: no dip), and where it lies, in steps of ``per`` updates."""
-    low = int(np.argmin(mean_a2))
-    return {"dip": float(mean_a2[low] / mean_a2[0] - 1), "dip step": low / per}
-
-
-def r0(pi0: Sequence[float], r: Sequence[float], G: int, D: Any, seeds: int,
-       updates: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """R0's slope per update (``updates``: label -> the toy's keywords): the toy of the toy
-    chapter (``D``: optimizer, lr, tau) from ``pi0`` with rewards ``r`` and group size ``G``,
-    ``seeds`` runs of ``WINDOW`` steps (one update each)."""
-    out = {}
-    for label, kw in updates.items():
-        traj = toy.simulate(toy.logits(pi0), r, G=G, lr=D.lr, tau=D.tau, optimizer=D.optimizer,
-                            steps=WINDOW, seeds=seeds, **kw).pi[:, 0]
-        out[label] = {"slope": toy_slope(np.moveaxis(traj, 1, 0))}
-    return out
-
-
-def r1(pi0: Sequence[float], r: Sequence[float], share: float, G: int, groups: int,
-       updates: int, epsilon: float, D: Any, steps: int, seeds: int,
-       labels: Sequence[str]) -> dict[str, dict[str, float]]:
-    """R1's prediction per label of ``labels`` (GRPO, GRPO-N): the toy on the model's schedule
-    (``toy_schedule.simulate``, the toy chapter's Adam and tau) from ``pi0``, the direct path
-    right at r(a1) / (1 - share) on the problems it can solve and never on the others, the
-    stepwise path and the guess at r(a2), r(a3) on both, ``steps`` model steps: the dip of the
-    mean pi(a2) and its step, the Kaplan-Meier median crossover (model steps), the share of
-    seeds that crossed and the mean slope; and, for GRPO, the slope with the groups that hold a
-    stepwise sample left out (``"GRPO, " + WITHOUT``)."""
-    rate = r[0] / (1 - share) if share < 1 else 0.0
-    easy, hard = [min(rate, 1.0), r[1], r[2]], [0.0, r[1], r[2]]
-    common = dict(G=G, groups=groups, updates=updates, lr=D.lr, epsilon=epsilon, tau=D.tau,
-                  steps=steps, seeds=seeds, window=min(WINDOW, steps * updates))
-    out = {}
-    for label in labels:
-        if label not in ("GRPO", "GRPO-N"):
-            continue
-        s = toy_schedule.simulate(pi0, easy, hard, share, negative_only=label == "GRPO-N",
-                                  **common)
-        out[label] = {**dip(s.mean[:, 1], updates),
-                      "crossover": stats.km_median(s.crossover, np.full(seeds, steps)),
-                      "crossed": float(np.isfinite(s.crossover).mean()),
-                      "slope": toy_slope(s.early)}
-        if label == "GRPO":
-            w = toy_schedule.simulate(pi0, easy, hard, share, without=1,
-                                      **{**common, "steps": WINDOW // updates + 1,
-                                         "window": WINDOW})
-            out[f"GRPO, {WITHOUT}"] = {"slope": toy_slope(w.early)}
-    return out
 
 
 def measured_slopes(runs: dict[tuple, list[dict]], regular: int) -> pd.DataFrame:
@@ -189,8 +100,15 @@ def slope_checks(slopes: pd.DataFrame) -> pd.DataFrame:
 
 LADDER = ("R0", "R1", "R2", "R3", "R4", "R5")
 """Every rung of the ladder, in order (module docstring)."""
-RUNGS = ("R0", "R1", "R4")
-"""The rungs this chapter reads, in order."""
+RUNGS = ("R0", "R1", "R2", "R3", "R4")
+"""The rungs this chapter reads where they ran, in order (R5 needs another base)."""
+MODEL_RUNGS = {"R2": dict(first_character_only=True, readout_only=True),
+               "R3": dict(first_character_only=True)}
+"""The model's rungs below the full model, as ``TrainConfig`` knobs on the arm's runs: R2 the
+body frozen and an untied readout trained on the first character, R3 the full model trained on
+the first character alone."""
+HOW = {"R4": AS_BUILT, "R2": "R2", "R3": "R3"}
+"""How each of the model's rungs was trained (``measured_slopes``' key)."""
 YES, NO = "yes", "no"
 
 
@@ -207,15 +125,15 @@ def lm_stage(fall: stats.Effect) -> str:
         fall.verdict, fall.verdict)
 
 
-def rung_rows(record: dict[str, Any], runs: pd.DataFrame, checks: pd.DataFrame, arm: str
-              ) -> pd.DataFrame:
+def rung_rows(record: dict[str, Any], measured: dict[str, pd.DataFrame], checks: pd.DataFrame,
+              arm: str) -> pd.DataFrame:
     """One arm's ladder, per rung and algorithm: the dip of P(stepwise) (relative; the model's
     at the leave-one-out step, ``stages.stages``' ``fall``, with its interval), where it lies,
     the crossover (the toy's median in its own steps for R0, in the model's steps for R1, the
-    model's Kaplan-Meier median over seeds for R4), the slope (R4: mean over seeds with its
+    model's Kaplan-Meier median over seeds), the slope (the model's: mean over seeds with its
     interval, ``checks``: ``slope_checks``' rows) and whether the rung shows a first stage;
-    R0 and R1 from the registration ``record``, R4 from the arm's ``runs`` (``stages``'
-    rows)."""
+    R0 and R1 from the registration ``record``, the model's rungs from ``measured`` (rung ->
+    ``stages``' rows of its runs: R4 the chapter's, R2 and R3 those of ``MODEL_RUNGS``)."""
     rows = []
     lad = record["ladder"]
     for label in ("GRPO", "GRPO-N"):
@@ -230,20 +148,22 @@ def rung_rows(record: dict[str, Any], runs: pd.DataFrame, checks: pd.DataFrame, 
                          "dip interval": None, "dip step": toy1["dip step"],
                          "crossover": toy1["crossover"], "slope": toy1["slope"],
                          "slope interval": None, "first stage": toy_stage(toy1["dip"])})
-        mine = runs[(runs["regime"] == arm) & (runs["algorithm"] == label)]
-        if mine.empty:
-            continue
-        fall = stats.one_sample(mine["fall"].to_numpy(), FALL_MARGIN)
-        c = checks[(checks["regime"] == arm) & (checks["algorithm"] == label)
-                   & (checks["how"] == AS_BUILT)]
-        rows.append({"rung": "R4", "algorithm": label, "dip": -fall.estimate,
-                     "dip interval": (-fall.high, -fall.low),
-                     "dip step": float(np.median(mine["fall step"])),
-                     "crossover": stats.km_median(mine["crossover"], mine["last step"]),
-                     "slope": float(c["slope"].iloc[0]) if len(c) else np.nan,
-                     "slope interval": (float(c["low"].iloc[0]), float(c["high"].iloc[0]))
-                     if len(c) else None,
-                     "first stage": lm_stage(fall)})
+        for rung in (r for r in RUNGS if r in measured):
+            runs = measured[rung]
+            mine = runs[(runs["regime"] == arm) & (runs["algorithm"] == label)]
+            if mine.empty:
+                continue
+            fall = stats.one_sample(mine["fall"].to_numpy(), FALL_MARGIN)
+            c = checks[(checks["regime"] == arm) & (checks["algorithm"] == label)
+                       & (checks["how"] == HOW[rung])]
+            rows.append({"rung": rung, "algorithm": label, "dip": -fall.estimate,
+                         "dip interval": (-fall.high, -fall.low),
+                         "dip step": float(np.median(mine["fall step"])),
+                         "crossover": stats.km_median(mine["crossover"], mine["last step"]),
+                         "slope": float(c["slope"].iloc[0]) if len(c) else np.nan,
+                         "slope interval": (float(c["low"].iloc[0]), float(c["high"].iloc[0]))
+                         if len(c) else None,
+                         "first stage": lm_stage(fall)})
     return pd.DataFrame(rows, columns=["rung", "algorithm", "dip", "dip interval", "dip step",
                                        "crossover", "slope", "slope interval", "first stage"])
 

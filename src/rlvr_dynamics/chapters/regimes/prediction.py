@@ -5,7 +5,7 @@ A regime's base is measured exactly, with the instrument that probes its runs
 it (``toy_mapping.toy_inputs``: pi0 over the three first characters, the rewards of the three
 paths, the runs' group size G) is run through the toy under each optimizer and update
 (``toy_mapping.toy_predictions``) and through the deterministic laws (``toy_mapping.toy_laws``),
-and the ladder's rungs (``ladder``: the slopes of the two mechanisms, R0's slope, R1's dip,
+and the ladder's toy rungs (``toy_rungs``: the slopes of the two mechanisms, R0's slope, R1's dip,
 crossover and slopes on the runs' own schedule) and the whole record -- the measurement, the
 toy's inputs, its predictions, the laws', the ladder's and the UTC time -- is written to the
 store. Once written it is read back,
@@ -24,15 +24,14 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters.regimes import ladder
+from rlvr_dynamics.chapters.regimes import toy_rungs
 from rlvr_dynamics.chapters.regimes.probes import hard_problems
 from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_laws,
                                                         toy_predictions, toy_settings,
                                                         toy_update)
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
-from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.config import STARTED, TrainConfig
 from rlvr_dynamics.rl.probe import SETTINGS, measure, probed
-from rlvr_dynamics.rl.runs import STARTED
 
 RECORD = "prediction.json"
 
@@ -74,7 +73,7 @@ def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, pro
               "predictions": toy_predictions(pi0, r, cfg.num_generations, D, steps, seeds,
                                              labels),
               "laws": toy_laws(pi0, r, cfg.num_generations, D, labels),
-              "ladder": rungs(pi0, r, share, cfg, D, seeds, labels),
+              "ladder": ladder(pi0, r, share, cfg, D, seeds, labels),
               "measurement": measurement}
     write_json(entry.begin(fresh=True) / RECORD, record)
     entry.finish({"registered": record["registered"]})
@@ -87,22 +86,22 @@ def content_hash(record: dict[str, Any]) -> str:
     return config_key(record)
 
 
-def rungs(pi0: Sequence[float], r: Sequence[float], share: float, cfg: TrainConfig, D: Any,
+def ladder(pi0: Sequence[float], r: Sequence[float], share: float, cfg: TrainConfig, D: Any,
           seeds: int, labels: Sequence[str]) -> dict[str, Any]:
-    """The ladder's registered predictions (``ladder``): the two mechanisms' slopes, R0's
+    """The ladder's registered predictions (``toy_rungs``): the two mechanisms' slopes, R0's
     slope per update and R1's prediction on ``cfg``'s schedule over its steps."""
     updates = dict(toy_update(label) for label in labels)
-    return {"window": ladder.WINDOW,
-            "slopes": {"tabular": ladder.TABULAR, "proportional": ladder.PROPORTIONAL},
-            "R0": ladder.r0(pi0, r, cfg.num_generations, D, seeds,
+    return {"window": toy_rungs.WINDOW,
+            "slopes": {"tabular": toy_rungs.TABULAR, "proportional": toy_rungs.PROPORTIONAL},
+            "R0": toy_rungs.r0(pi0, r, cfg.num_generations, D, seeds,
                             {u: kw for u, kw in updates.items() if "reinforce" not in kw}),
-            "R1": ladder.r1(pi0, r, share, cfg.num_generations,
+            "R1": toy_rungs.r1(pi0, r, share, cfg.num_generations,
                             cfg.generation_batch // cfg.num_generations, cfg.updates_per_step,
                             cfg.epsilon, D, cfg.steps, seeds, list(updates))}
 
 
 def started(run: Path) -> dict[str, Any] | None:
-    """When a run first began and the registration it was begun under (``rl.runs.STARTED``,
+    """When a run first began and the registration it was begun under (``rl.config.STARTED``,
     written once; a resume or a copy keeps it); None for a run that recorded neither."""
     path = Path(run) / STARTED
     return read_json(path) if path.is_file() else None

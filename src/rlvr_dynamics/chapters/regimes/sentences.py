@@ -16,8 +16,9 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, ENTROPY_MARGIN, FALL_M
 from rlvr_dynamics.chapters.regimes.crossover import DIRECTION, registrations
 from rlvr_dynamics.chapters.regimes.scenario import RISE_MARGIN
 from rlvr_dynamics.chapters.regimes.scenario import large_k as scenario_large_k
-from rlvr_dynamics.chapters.regimes.ladder import (AS_BUILT, LADDER, NO, PROPORTIONAL, TABULAR,
-                                                   WINDOW, YES, turns)
+from rlvr_dynamics.chapters.regimes.ladder import LADDER, MODEL_RUNGS, NO, YES, turns
+from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WINDOW,
+                                                      WITHOUT)
 from rlvr_dynamics.chapters.style import rounded
 from rlvr_dynamics.chapters.sentences import run_settings
 
@@ -359,6 +360,11 @@ def contrast_text(contrasted: pd.DataFrame) -> str:
             + ", ".join(parts) + ".")
 
 
+HOW_WORDS = {AS_BUILT: "as built", WITHOUT: "on the groups without a stepwise sample alone",
+             "R2": "as R2 (a readout on a frozen body, on the first character)",
+             "R3": "as R3 (the full model, on the first character)"}
+"""How a run was trained (``ladder.measured_slopes``' key), in words."""
+
 STAGE_WORDS = {YES: "a first stage", NO: "none"}
 """A rung's first-stage reading (``ladder.rung_rows``) in words; a check's verdict otherwise."""
 
@@ -382,17 +388,19 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
             lines.append(f"* **{arm}, {label}**: the dip of P(stepwise), rung by rung: {dips}; "
                          f"{said}.")
         for _, x in slopes[slopes["regime"] == arm].iterrows():
-            how = ("as built" if x["how"] == AS_BUILT else
-                   "on the groups without a stepwise sample alone")
+            how = HOW_WORDS.get(x["how"], x["how"])
             lines.append(f"* **{arm}, {x['algorithm']}, trained {how}**: the slope over the "
                          f"first {WINDOW} updates is {x['effect'].text('{:+.2f}')} over {x['seeds']} "
                          f"seed{'s' if x['seeds'] > 1 else ''}: it reads as {x['mechanism']} "
                          f"(the tabular toy: {TABULAR:+.2f}; proportional spreading: "
                          f"{PROPORTIONAL:+.2f}).")
     ran = {r for rows in rungs.values() for r in rows["rung"]}
-    missing = [r for r in LADDER if r not in ran]
-    if missing:
-        lines.append(f"\nNot run in this build: {', '.join(missing)} (the rungs of the "
-                     f"`cpu-ladder` profile), so whether a network whose paths share no "
-                     f"character shows both stages is not answered here.")
+    later = [r for r in MODEL_RUNGS if r not in ran]
+    if rungs and later:
+        lines.append(f"\nNot run in this build: {' and '.join(later)} (the `cpu-ladder` "
+                     f"profile runs them).")
+    if rungs and LADDER[-1] not in ran:
+        lines.append(f"{LADDER[-1]}, a base whose paths share no character, is not built yet: "
+                     f"whether a network with unshared paths shows both stages is not answered "
+                     f"here.")
     return "\n".join(lines)

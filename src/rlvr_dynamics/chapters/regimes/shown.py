@@ -19,8 +19,8 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, FALL_MARGIN, MATCH_FAC
                                             toy_update, two_stages)
 from rlvr_dynamics.chapters.regimes.crossover import registrations
 from rlvr_dynamics.chapters.regimes.scenario import large_k as scenario_large_k
-from rlvr_dynamics.chapters.regimes.ladder import (AS_BUILT, BAND, PROPORTIONAL, TABULAR,
-                                                   WITHOUT)
+from rlvr_dynamics.chapters.regimes.ladder import BAND
+from rlvr_dynamics.chapters.regimes.toy_rungs import PROPORTIONAL, TABULAR, WITHOUT
 from rlvr_dynamics.chapters.regimes.sentences import time_text, times_text  # times in words
 from rlvr_dynamics.chapters.style import number, rounded
 
@@ -310,7 +310,8 @@ def ordering_table(orders: pd.DataFrame) -> pd.DataFrame:
 
 # --- the ladder -------------------------------------------------------------------------------
 
-CLOCK = {"R0": "toy steps", "R1": "model steps", "R4": "model steps"}
+CLOCK = {"R0": "toy steps", "R1": "model steps", "R2": "model steps", "R3": "model steps",
+         "R4": "model steps"}
 """Whose steps each rung's times count (``ladder``)."""
 
 
@@ -349,7 +350,7 @@ def slope_table(slopes: pd.DataFrame, registered: dict[str, dict[str, Any]]) -> 
     rows = []
     for _, x in slopes.iterrows():
         lad = registered[x["regime"]].get("ladder", {})
-        key = x["algorithm"] if x["how"] == AS_BUILT else f"{x['algorithm']}, {WITHOUT}"
+        key = f"{x['algorithm']}, {WITHOUT}" if x["how"] == WITHOUT else x["algorithm"]
         r1 = lad.get("R1", {}).get(key, {}).get("slope", np.nan)
         rows.append({"regime": x["regime"], "algorithm": x["algorithm"], "trained": x["how"],
                      "seeds": x["seeds"],
