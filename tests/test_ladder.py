@@ -216,3 +216,69 @@ def test_an_arms_ladder_reads_each_rung_in_order():
     assert turns(rows, "GRPO") == ("R4", NO)
     assert list(rows[rows["algorithm"] == "GRPO-N"]["first stage"]) == [NO, NO]
     assert turns(rows, "GRPO-N") is None
+
+
+def test_the_registered_accounts_are_read_and_judged_rung_by_rung(tmp_path):
+    """Every registered account has a prediction (yes, no or "-") for every rung of both
+    phenomena and a reference in the bibliography where it cites one; an account is borne out
+    where a decided rung reads as it said, and not where it reads otherwise (a made-up ladder
+    reaches both), undecided rungs and rungs that did not run left out."""
+    import re
+
+    from rlvr_dynamics import REPO
+
+    registered = ladder.accounts()
+    keys = set(re.findall(r"@\w+\{(\w+),", (REPO / "book" / "references.bib").read_text()))
+    for a in registered:
+        for phenomenon in ladder.PHENOMENA:
+            assert set(a[phenomenon]) == set(ladder.LADDER), (a["name"], phenomenon)
+            assert set(a[phenomenon].values()) <= {YES, NO, "-"}, a[phenomenon]
+        assert a["cite"] is None or a["cite"] in keys, a["cite"]
+    rows = pd.DataFrame([{"rung": r, "algorithm": alg, "first stage": v}
+                         for r, alg, v in [("R0", "GRPO", YES), ("R1", "GRPO", YES),
+                                           ("R4", "GRPO", NO), ("R0", "GRPO-N", NO),
+                                           ("R4", "GRPO-N", YES),
+                                           ("R1", "GRPO-N", stats.UNDECIDED)]])
+    toy_only = {"name": "toy", "cite": None, "dip": {r: YES for r in ladder.LADDER},
+                "minus_n_loses": {r: NO for r in ladder.LADDER}}
+    sharing = {"name": "sharing", "cite": None,
+               "dip": {**{r: YES for r in ladder.LADDER}, "R4": NO},
+               "minus_n_loses": {**{r: NO for r in ladder.LADDER}, "R4": YES}}
+    table = ladder.against_accounts([toy_only, sharing], rows).set_index("account")
+    assert table.loc["toy", "borne out"] == 3 and table.loc["toy", "not borne out"] == 2
+    assert table.loc["toy", "where not"] == "R4 dip, R4 minus_n_loses"
+    assert table.loc["sharing", "borne out"] == 5 and table.loc["sharing", "not borne out"] == 0
+    path = tmp_path / "a.yaml"
+    path.write_text("accounts:\n  - {name: x, cite: null, source: s, reading: r,\n"
+                    "     dip: {R0: yes, R1: no}, minus_n_loses: {R0: '-'}}\n")
+    (x,) = ladder.accounts(path)
+    assert x["dip"] == {"R0": YES, "R1": NO} and x["minus_n_loses"] == {"R0": "-"}
+
+
+def test_the_variants_of_an_arms_runs_carry_their_knobs():
+    """``Params.variant``: the chapter's runs as built (each recording its regime's
+    registration); the arms' GRPO runs without stepwise groups, short and probed at both ends;
+    each model rung's knobs on every run of the arms and on none of the controls; an unknown
+    rung or way of training is named."""
+    from rlvr_dynamics.chapters import regimes as chapter
+
+    P = chapter.Params.parse({"seeds": [0, 1], "without_stepwise_steps": 3,
+                              "ladder": ["R2", "R3"]})
+    hashes = {"three paths": "abc", "two paths": "def"}
+    built = P.variant("as built", hashes)
+    assert {c.registration for (r, _, _), c in built.items() if r == "three paths"} == {"abc"}
+    without = P.variant("without stepwise", hashes)
+    assert sorted(without) == [("three paths", "grpo", 0), ("three paths", "grpo", 1)]
+    cfg = without["three paths", "grpo", 0]
+    assert (cfg.without_stepwise, cfg.steps, cfg.probe_every, cfg.stop_after_crossover,
+            cfg.registration) == (True, 3, 3, None, "abc")
+    r2, r3 = P.variant("R2", hashes), P.variant("R3", hashes)
+    assert {r for r, _, _ in r2} == {"three paths"} and len(r2) == 4
+    assert all(c.readout_only and c.first_character_only for c in r2.values())
+    assert all(c.first_character_only and not c.readout_only for c in r3.values())
+    assert not any(c.first_character_only for c in built.values())
+    assert P.model_copy(update={"without_stepwise_steps": 0}).variant("without stepwise") == {}
+    with pytest.raises(Exception, match="ladder has 'R9'"):
+        chapter.Params.parse({"ladder": ["R9"]})
+    with pytest.raises(Exception, match="how='R7'"):
+        P.variant("R7")

@@ -181,8 +181,8 @@ def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
     default, chosen, refresh, also = published = published_from()
     assert default == "cpu" and chosen == {"training": "cpu-nsr", "reproduction": "cpu-nsr",
                                            "regimes": "cpu-map", "pretrained": "cpu-smollm2"}
-    assert refresh == ["verdict"] and also == {"regimes": ["cpu-grid"]}
-    assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-smollm2", "cpu-grid"]
+    assert refresh == ["verdict"] and also == {"regimes": ["cpu-grid", "cpu-ladder"]}
+    assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-smollm2", "cpu-grid", "cpu-ladder"]
     from rlvr_dynamics.chapters import verdict  # the verdict page shows every one of them
     assert sorted(verdict.Params().beside) == sorted(published.profiles)
     bad = tmp_path / "publish.yaml"

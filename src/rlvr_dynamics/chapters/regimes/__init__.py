@@ -47,7 +47,8 @@ from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, needed, requi
 from rlvr_dynamics.chapters.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR, comparisons,
                                                       contrasts,
                                                       prediction_checks, registered_pairs)
-from rlvr_dynamics.chapters.regimes.ladder import (MODEL_RUNGS, measured_slopes, rung_rows,
+from rlvr_dynamics.chapters.regimes.ladder import (MODEL_RUNGS, accounts, against_accounts,
+                                                   against_all, measured_slopes, rung_rows,
                                                    slope_checks, turns)
 from rlvr_dynamics.chapters.regimes.toy_rungs import AS_BUILT, WITHOUT
 from rlvr_dynamics.chapters.regimes.prediction import (checks, content_hash, register,

@@ -23,12 +23,14 @@ so any change of pi_d relative to pi_# is the network's own.
 """
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, Sequence
 
 import numpy as np
 import pandas as pd
+import yaml
 
-from rlvr_dynamics import stats
+from rlvr_dynamics import REPO, stats
 from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN
 from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
 from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WITHOUT,
@@ -178,3 +180,48 @@ def turns(rows: pd.DataFrame, algorithm: str) -> tuple[str, str] | None:
                                       & (rows["algorithm"] == algorithm)]["first stage"]).empty
                 and stage.iloc[0] in (YES, NO)]
     return next(((rung, r) for rung, r in readings[1:] if r != readings[0][1]), None)
+
+
+ACCOUNTS = REPO / "docs" / "registrations" / "ladder-accounts.yaml"
+"""What each account of the first stage predicts for the rungs, committed before the
+``cpu-ladder`` runs began (its first commit is the registration)."""
+PHENOMENA = {"dip": "GRPO", "minus_n_loses": "GRPO-N"}
+"""Each account's predictions per rung, and the algorithm whose first-stage reading (its fall
+of P(stepwise), ``rung_rows``) judges them: GRPO's dip, GRPO-N's loss of the rare path."""
+
+
+def accounts(path: Path = ACCOUNTS) -> list[dict[str, Any]]:
+    """The registered accounts (``ACCOUNTS``), their yes/no predictions as ``YES``/``NO``
+    (YAML reads a bare yes as true) and "-" where an account says nothing."""
+    data = yaml.safe_load(Path(path).read_text())["accounts"]
+    word = {True: YES, False: NO}
+    return [{**a, **{k: {r: word.get(v, v) for r, v in a[k].items()} for k in PHENOMENA}}
+            for a in data]
+
+
+def against_accounts(registered: list[dict[str, Any]], rows: pd.DataFrame) -> pd.DataFrame:
+    """Per account (``accounts``): of its predictions for the rungs that ran and were decided
+    (``rung_rows``' ``first stage``: ``YES`` or ``NO``), how many the ladder bears out, and
+    which it does not (rung and phenomenon)."""
+    out = []
+    for a in registered:
+        agree, against = 0, []
+        for phenomenon, label in PHENOMENA.items():
+            for rung, predicted in a[phenomenon].items():
+                seen = rows[(rows["rung"] == rung) & (rows["algorithm"] == label)]["first stage"]
+                if predicted not in (YES, NO) or seen.empty or seen.iloc[0] not in (YES, NO):
+                    continue
+                if seen.iloc[0] == predicted:
+                    agree += 1
+                else:
+                    against.append(f"{rung} {phenomenon}")
+        out.append({"account": a["name"], "cite": a["cite"], "borne out": agree,
+                    "not borne out": len(against), "where not": ", ".join(against) or "-"})
+    return pd.DataFrame(out, columns=["account", "cite", "borne out", "not borne out",
+                                      "where not"])
+
+
+def against_all(registered: list[dict[str, Any]], rungs: dict[str, pd.DataFrame]
+                ) -> dict[str, pd.DataFrame]:
+    """``against_accounts`` for every arm's ladder (``rungs``: arm -> ``rung_rows``)."""
+    return {arm: against_accounts(registered, rows) for arm, rows in rungs.items()}

@@ -404,3 +404,19 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
                      f"whether a network with unshared paths shows both stages is not answered "
                      f"here.")
     return "\n".join(lines)
+
+
+def accounts_text(accounts: list[dict[str, Any]], against: dict[str, pd.DataFrame]) -> str:
+    """Each registered account of the first stage (``ladder.accounts``), cited where it has a
+    reference, with how many of its predictions for the rungs that ran each arm's ladder bears
+    out (``ladder.against_accounts``, arm -> its table), and where not."""
+    lines = []
+    for a in accounts:
+        who = f"{{cite:t}}`{a['cite']}`" if a["cite"] else a["source"]
+        tally = "; ".join(
+            f"{arm}: {int(x['borne out'])} of {int(x['borne out'] + x['not borne out'])} "
+            f"borne out" + (f" (not at {x['where not']})" if x["not borne out"] else "")
+            for arm, t in against.items() for _, x in t[t["account"] == a["name"]].iterrows())
+        lines.append(f"* **{a['name']}** ({who}): {a['reading']} *In this build*: "
+                     f"{tally or 'no rung it speaks of ran'}.")
+    return "\n".join(lines)
