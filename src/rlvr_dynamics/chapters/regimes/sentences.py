@@ -391,7 +391,7 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
             how = HOW_WORDS.get(x["how"], x["how"])
             lines.append(f"* **{arm}, {x['algorithm']}, trained {how}**: the slope over the "
                          f"first {WINDOW} updates is {x['effect'].text('{:+.2f}')} over {x['seeds']} "
-                         f"seed{'s' if x['seeds'] > 1 else ''}: it reads as {x['mechanism']} "
+                         f"seed{'s' if x['seeds'] > 1 else ''}: by the rule it reads as *{x['mechanism']}* "
                          f"(the tabular toy: {TABULAR:+.2f}; proportional spreading: "
                          f"{PROPORTIONAL:+.2f}).")
     ran = {r for rows in rungs.values() for r in rows["rung"]}

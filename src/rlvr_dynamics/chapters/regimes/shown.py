@@ -325,14 +325,16 @@ def _with_interval(x: float, interval: tuple[float, float] | None, fmt: str) -> 
 
 
 def ladder_table(rungs: dict[str, pd.DataFrame]) -> pd.DataFrame:
-    """Each arm's ladder (``ladder.rung_rows``), rung by rung: the dip of P(stepwise) (the
-    model's with its interval over seeds), its step and the crossover (in the clock of
-    ``CLOCK``), the slope over the first updates and whether the rung shows a first stage."""
+    """Each arm's ladder (``ladder.rung_rows``), rung by rung: P(stepwise) on the rare-only
+    problems at its lowest relative to the start (the dip; the model's at the step the other
+    seeds choose, with its interval over seeds: a positive value is a rise), its step and the
+    crossover (in the clock of ``CLOCK``), the slope over the first updates and whether the
+    rung shows a first stage."""
     rows = []
     for arm, r in rungs.items():
         for _, x in r.iterrows():
             rows.append({"arm": arm, "rung": x["rung"], "algorithm": x["algorithm"],
-                         "dip of P(stepwise)": _with_interval(
+                         "P(stepwise) at its lowest, relative": _with_interval(
                              100 * x["dip"], None if x["dip interval"] is None else
                              tuple(100 * v for v in x["dip interval"]), "{:+.0f} %"),
                          "at step": number(x["dip step"]),
