@@ -282,3 +282,25 @@ def test_the_variants_of_an_arms_runs_carry_their_knobs():
         chapter.Params.parse({"ladder": ["R9"]})
     with pytest.raises(Exception, match="how='R7'"):
         P.variant("R7")
+
+
+def test_the_slopes_figure_draws_every_run_beside_both_mechanisms():
+    import matplotlib
+    matplotlib.use("Agg")
+    from rlvr_dynamics.chapters.regimes import figures
+
+    moves = {"GRPO": [0.1, 0.0, -0.1], "GRPO-N": [0.0, 0.0, -0.2]}
+    runs = {("arm", label, seed, how): [{"update": u, "first": dict(zip(
+                ("direct", "stepwise", "guess"), ([float(v)] for v in m)))}
+             for u, m in enumerate(trajectory(np.array(dz) * (1 + 0.1 * seed), 5))]
+            for label, dz in moves.items() for seed in (0, 1)
+            for how in ("as built", "without stepwise")}
+    t = ladder.log_trajectories(runs, regular=1, window=5)
+    assert len(t) == 8 * 5 and t["update"].min() == 1
+    tab = t[(t["algorithm"] == "GRPO") & (t["seed"] == 0) & (t["how"] == "as built")]
+    assert np.allclose(tab["y"], -0.5 * tab["x"])  # the tabular run lies on its line
+    fig = figures.plot_slopes(t, "a title that states the settings")
+    assert len(fig.axes) == 2
+    for ax in fig.axes:
+        assert len(ax.lines) == 4 + 2  # a line a run, and the two mechanisms
+    assert "states the settings" in fig._suptitle.get_text()

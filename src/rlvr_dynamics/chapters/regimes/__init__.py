@@ -48,8 +48,9 @@ from rlvr_dynamics.chapters.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR,
                                                       contrasts,
                                                       prediction_checks, registered_pairs)
 from rlvr_dynamics.chapters.regimes.ladder import (MODEL_RUNGS, accounts, against_accounts,
-                                                   against_all, measured_slopes, rung_rows,
-                                                   slope_checks, turns)
+                                                   against_all, log_trajectories,
+                                                   measured_slopes, rung_rows, slope_checks,
+                                                   turns)
 from rlvr_dynamics.chapters.regimes.toy_rungs import AS_BUILT, WITHOUT
 from rlvr_dynamics.chapters.regimes.prediction import (checks, content_hash, register,
                                                        registered_before, starts_from)
@@ -265,15 +266,17 @@ def train_all(P: Params, how: str = AS_BUILT
 def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
                runs: pd.DataFrame, registered: dict[str, dict[str, Any]],
                hard: dict[str, Any], ks: dict[str, int]
-               ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, dict[str, bool]]]:
+               ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, dict[str, bool]],
+                          pd.DataFrame]:
     """The ladder (``ladder``) for every arm: the runs without stepwise groups and those of the
     model's rungs of ``P.ladder`` trained where missing (``train_all``), each rung's runs read
     like the chapter's (``stages`` on the rare-only problems ``hard`` at each regime's
     mid-curve k, ``ks``; R4: ``runs``, the chapter's own, ``dynamics``), the slope of every
     arm's run (the statistic reads the guess) with its interval per regime, algorithm and how
     it was trained (``ladder.slope_checks``), each arm's rungs (``ladder.rung_rows``;
-    ``registered``: ``register_all``'s records), and the registration checks of the runs
-    trained here (``prediction.checks``)."""
+    ``registered``: ``register_all``'s records), the registration checks of the runs
+    trained here (``prediction.checks``) and every arm's run's log-ratio changes over its
+    first updates (``ladder.log_trajectories``)."""
     keyed = {(r, ALGORITHMS[a].label, s, AS_BUILT): run for (r, a, s), run in dynamics.items()
              if r in P.three()}
     measured, folders, variants = {"R4": runs}, {}, {}
@@ -287,7 +290,8 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
             measured[how] = stages(with_passk(probes(trained), [1]), hard, ks)
     slopes = slope_checks(measured_slopes(keyed, P.probe_problems))
     rungs = {arm: rung_rows(registered[arm], measured, slopes, arm) for arm in P.three()}
-    return slopes, rungs, checks({a: registered[a] for a in folders}, variants, folders)
+    return (slopes, rungs, checks({a: registered[a] for a in folders}, variants, folders),
+            log_trajectories(keyed, P.probe_problems))
 
 
 def dial(P: Params, problems: int = 100) -> pd.DataFrame:

@@ -1,6 +1,7 @@
 """The regimes chapter's figures: the paper's scenario (the arm's and the control's P(stepwise)
 on the rare-path-only problems over training), each regime's paths and Pass@k over training,
-and the LM's regime map beside the toy's prediction (its tables for people are in ``shown``)."""
+the LM's regime map beside the toy's prediction, and the ladder's slopes (its tables for people
+are in ``shown``)."""
 from __future__ import annotations
 
 import textwrap
@@ -11,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics.chapters.regimes import FALL_MARGIN, SHRINK_MARGIN, relative_stepwise
+from rlvr_dynamics.chapters.regimes.toy_rungs import PROPORTIONAL, TABULAR
 from rlvr_dynamics.chapters.style import COLORS, PATH_STYLE
 
 PATHS_DRAWN = {**PATH_STYLE, "guess": ("guess", "0.45", "-")}
@@ -193,5 +195,32 @@ def plot_phase(table: pd.DataFrame, regimes: dict[str, Any], steps: int, title: 
         ax.grid(alpha=0.3)
     a2.legend(handles=handles, fontsize=7, loc="lower right")
     fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_slopes(trajectories: pd.DataFrame, title: str) -> plt.Figure:
+    """The mechanism's picture (``ladder.log_trajectories``): per arm and way of training, each
+    run's change of log(π_d / π_#) against that of log(π_# / π_=) over its first updates
+    (one line a seed, coloured by algorithm), beside the tabular update's line (slope -1/2)
+    and proportional spreading's (slope 0)."""
+    panels = list(trajectories.groupby(["regime", "how"], sort=False))
+    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(3.4 * max(len(panels), 1), 3.2),
+                             squeeze=False)
+    for ax, ((regime, how), g) in zip(axes[0], panels):
+        for (label, _), run in g.groupby(["algorithm", "seed"], sort=False):
+            ax.plot(run["x"], run["y"], color=COLORS.get(label), lw=1, alpha=0.8,
+                    label=label)
+        span = np.array([min(0.0, g["x"].min()), max(0.0, g["x"].max())])
+        ax.plot(span, TABULAR * span, "k--", lw=1, label=f"tabular ({TABULAR:+.1f})")
+        ax.plot(span, PROPORTIONAL * span, "k:", lw=1, label=f"proportional ({PROPORTIONAL:+.0f})")
+        handles, labels = ax.get_legend_handles_labels()
+        keep = dict(zip(labels, handles))
+        ax.legend(keep.values(), keep.keys(), fontsize=7)
+        ax.set(title=f"{regime}, {how}", xlabel="Δ log(π_# / π_=)",
+               ylabel="Δ log(π_d / π_#)")
+        ax.title.set_fontsize(9)
+        ax.grid(alpha=0.3)
+    fig.suptitle(textwrap.fill(title, int(20 * fig.get_figwidth())), fontsize=8)
     fig.tight_layout()
     return fig

@@ -33,8 +33,8 @@ import yaml
 from rlvr_dynamics import REPO, stats
 from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN
 from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
-from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WITHOUT,
-                                                      slope)
+from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WINDOW,
+                                                      WITHOUT, log_changes, slope)
 
 BAND = 0.25
 """Half the distance between the two slopes: an interval within ``BAND`` of one of them (and
@@ -71,6 +71,18 @@ def first_masses(run: Sequence[dict], regular: int) -> np.ndarray:
     rows = sorted((r["update"], r["first"]) for r in run if "first" in r)
     return np.array([[np.mean(f[k][:regular]) for k in ("direct", "stepwise", "guess")]
                      for _, f in rows])
+
+
+def log_trajectories(runs: dict[tuple, list[dict]], regular: int, window: int = WINDOW
+                     ) -> pd.DataFrame:
+    """Per run (``measured_slopes``' keys) and update of its first ``window``: the changes
+    ``toy_rungs.log_changes`` regresses, x of log(pi_# / pi_=) and y of log(pi_d / pi_#)."""
+    rows = []
+    for (regime, label, seed, how), run in runs.items():
+        x, y = log_changes(first_masses(run, regular)[:window + 1])
+        rows += [{"regime": regime, "algorithm": label, "seed": seed, "how": how,
+                  "update": u + 1, "x": a, "y": b} for u, (a, b) in enumerate(zip(x, y))]
+    return pd.DataFrame(rows, columns=["regime", "algorithm", "seed", "how", "update", "x", "y"])
 
 
 def measured_slopes(runs: dict[tuple, list[dict]], regular: int) -> pd.DataFrame:

@@ -194,6 +194,14 @@ def scenario_title(setting: str) -> str:
             f"{FALL_MARGIN:.0%}). {setting}")
 
 
+def slopes_title(setting: str) -> str:
+    """The title of ``figures.plot_slopes``: what is drawn, over which updates, and the
+    settings."""
+    return (f"The first-character masses after each of the first {WINDOW} updates, as changes "
+            f"of their log-ratios from the start, one line a seed (means over the probe's drawn "
+            f"problems); dashed: the tabular update, dotted: proportional spreading. {setting}")
+
+
 def predicted_title(setting: str) -> str:
     """The title of the figure of predicted against measured crossovers."""
     return ("The LM's crossover per run against the toy's registered one (filled: three paths "
