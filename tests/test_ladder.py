@@ -304,3 +304,21 @@ def test_the_slopes_figure_draws_every_run_beside_both_mechanisms():
     for ax in fig.axes:
         assert len(ax.lines) == 4 + 2  # a line a run, and the two mechanisms
     assert "states the settings" in fig._suptitle.get_text()
+
+
+def test_the_ladders_words_name_the_turn_and_what_did_not_run():
+    from rlvr_dynamics.chapters.regimes import sentences
+
+    rows = pd.DataFrame([{"rung": r, "algorithm": "GRPO-N", "dip": d, "first stage": v}
+                         for r, d, v in (("R0", 0.0, NO), ("R1", 0.0, NO), ("R4", -0.55, YES))])
+    slopes = pd.DataFrame([{"regime": "arm", "algorithm": "GRPO-N", "how": "without stepwise",
+                            "seeds": 4, "mechanism": TOY,
+                            "effect": stats.one_sample([-0.5, -0.45, -0.55, -0.5], 0.25)}])
+    text = sentences.ladder_text({"arm": rows}, slopes)
+    assert "R4 -55 % (a first stage); the first stage turns at R4, where it appears." in text
+    assert "without a stepwise sample alone**: the slope over the first 20 updates is" in text
+    assert f"reads as *{TOY}*" in text
+    assert "Not run in this build: R2 and R3" in text and "R5, a base" in text
+    full = pd.concat([rows, rows.assign(rung="R2"), rows.assign(rung="R3")])
+    assert "Not run in this build" not in sentences.ladder_text({"arm": full}, slopes)
+    assert sentences.ladder_text({}, slopes.iloc[:0]) == ""

@@ -377,6 +377,12 @@ STAGE_WORDS = {YES: "a first stage", NO: "none"}
 """A rung's first-stage reading (``ladder.rung_rows``) in words; a check's verdict otherwise."""
 
 
+def _dip_words(rung: str, x: pd.Series) -> str:
+    """One rung's dip (``ladder.rung_rows``' row) and its first-stage reading, in words."""
+    dip = "-" if np.isnan(x["dip"]) else rounded("{:+.0f} %", 100 * x["dip"])
+    return f"{rung} {dip} ({STAGE_WORDS.get(x['first stage'], x['first stage'])})"
+
+
 def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
     """The ladder in words, per arm (``ladder.rung_rows``) and algorithm: the dip per rung and
     where the first stage turns (``ladder.turns``), the model's slope over the first updates
@@ -386,9 +392,7 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
     for arm, rows in rungs.items():
         for label in rows["algorithm"].unique():
             mine = rows[rows["algorithm"] == label].set_index("rung")
-            dips = ", ".join(f"{rung} {'-' if np.isnan(x['dip']) else rounded('{:+.0f} %', 100 * x['dip'])}"
-                             f" ({STAGE_WORDS.get(x['first stage'], x['first stage'])})"
-                             for rung, x in mine.iterrows())
+            dips = ", ".join(_dip_words(rung, x) for rung, x in mine.iterrows())
             turn = turns(rows, label)
             said = (f"the first stage turns at {turn[0]}, where it "
                     f"{'appears' if turn[1] == YES else 'vanishes'}" if turn else
@@ -397,11 +401,11 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
                          f"{said}.")
         for _, x in slopes[slopes["regime"] == arm].iterrows():
             how = HOW_WORDS.get(x["how"], x["how"])
+            seeds = f"{x['seeds']} seed{'s' if x['seeds'] > 1 else ''}"
             lines.append(f"* **{arm}, {x['algorithm']}, trained {how}**: the slope over the "
-                         f"first {WINDOW} updates is {x['effect'].text('{:+.2f}')} over {x['seeds']} "
-                         f"seed{'s' if x['seeds'] > 1 else ''}: by the rule it reads as *{x['mechanism']}* "
-                         f"(the tabular toy: {TABULAR:+.2f}; proportional spreading: "
-                         f"{PROPORTIONAL:+.2f}).")
+                         f"first {WINDOW} updates is {x['effect'].text('{:+.2f}')} over "
+                         f"{seeds}: by the rule it reads as *{x['mechanism']}* (the tabular "
+                         f"toy: {TABULAR:+.2f}; proportional spreading: {PROPORTIONAL:+.2f}).")
     ran = {r for rows in rungs.values() for r in rows["rung"]}
     later = [r for r in MODEL_RUNGS if r not in ran]
     if rungs and later:
