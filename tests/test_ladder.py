@@ -126,7 +126,7 @@ def test_an_unmatched_control_cannot_inform_and_does_not_vote():
     both = scenario.verdict(arm, control)
     assert both["checks"]["against the control"] == stats.OPPOSITE
     assert both["verdict"] == stats.OPPOSITE
-    alone = scenario.verdict(arm, control, matched=False)
+    alone = scenario.verdict(arm, control, same_start=False)
     assert alone["checks"]["against the control"] == stats.CANNOT_INFORM
     assert alone["verdict"] == stats.REPLICATES  # the other two checks decide
 
@@ -322,3 +322,25 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
     full = pd.concat([rows, rows.assign(rung="R2"), rows.assign(rung="R3")])
     assert "Not run in this build" not in sentences.ladder_text({"arm": full}, slopes)
     assert sentences.ladder_text({}, slopes.iloc[:0]) == ""
+
+
+def test_the_accounts_are_counted_apart_where_their_rungs_outcomes_were_known():
+    """``against_all``: an account's entries for the rungs nobody had seen (``STRICT``) are
+    tallied apart from those it was written knowing, so that a post-hoc entry never counts as
+    a prediction borne out; the words say which is which."""
+    from rlvr_dynamics.chapters.regimes import sentences
+
+    rows = pd.DataFrame([{"rung": r, "algorithm": "GRPO", "first stage": v}
+                         for r, v in (("R0", YES), ("R2", NO), ("R4", NO))])
+    account = {"name": "a", "cite": None, "source": "s", "reading": "r.",
+               "dip": {r: YES for r in ladder.LADDER}, "minus_n_loses": {}}
+    split = ladder.against_all([account], {"arm": rows})["arm"]
+    strict, known = split[True].iloc[0], split[False].iloc[0]
+    assert (strict["borne out"], strict["not borne out"], strict["where not"]) == (0, 1, "R2 dip")
+    assert (known["borne out"], known["not borne out"], known["where not"]) == (1, 1, "R4 dip")
+    text = sentences.accounts_text([account], {"arm": split})
+    assert "on the rungs nobody had seen: arm: 0 of 1 (not at R2 dip)" in text
+    assert "on the rungs it was written knowing: arm: 1 of 2 (not at R4 dip)" in text
+    none_strict = ladder.against_all([account], {"arm": rows[rows["rung"] != "R2"]})
+    assert "nobody had seen: none of them ran" in sentences.accounts_text([account],
+                                                                          none_strict)

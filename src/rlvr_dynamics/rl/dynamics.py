@@ -133,9 +133,9 @@ class DynamicsCallback(Periodic):
 def records(log_history: list[dict[str, Any]], updates_per_step: int) -> list[dict[str, Any]]:
     """One record per logged training step (Figure 2's x-axis: generation steps), merging the
     held-out entries, the boundary probes (``probe``, ``sampled_probe``) and the first-character
-masses (``first``, after every update: rows at fractions of a step between them), TRL's per-step metrics under the names
-    of ``TRAIN_KEYS`` and the trace statistics (``TRACE_KEY``; a step whose rollouts had none
-    to measure has none)."""
+    masses (``first``, after every update: rows at fractions of a step between them), TRL's
+    per-step metrics under the names of ``TRAIN_KEYS`` and the trace statistics
+    (``TRACE_KEY``; a step whose rollouts had none to measure has none)."""
     by_step: dict[int, dict[str, Any]] = {}
     for entry in log_history:
         if "step" not in entry:

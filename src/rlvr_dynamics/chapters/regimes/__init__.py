@@ -31,9 +31,10 @@ computations sit one idea to a module and are importable from here: ``probes`` (
 read as tables), ``stages`` (the two stages in numbers and the claims per regime), ``toy_mapping``
 (the toy beside each regime), ``prediction`` (the toy's registered predictions), ``scenario``
 (the arm against its control, and the rules that decide), ``crossover`` (each cell's crossover
-against its registration; two algorithms against each other), ``ladder`` (the rungs from the
-tabular toy to the full model, and the slope that tells the mechanisms apart). Its figures are in ``figures``,
-its tables for people in ``shown``, its words in ``sentences``.
+against its registration; two algorithms against each other), ``toy_rungs`` (the ladder's
+registered toy rungs and the slope that tells the mechanisms apart) and ``ladder`` (the rungs
+from the tabular toy to the full model, read). Its figures are in ``figures``, its tables for
+people in ``shown``, its words in ``sentences``.
 """
 from __future__ import annotations
 
@@ -279,18 +280,18 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
     first updates (``ladder.log_trajectories``)."""
     keyed = {(r, ALGORITHMS[a].label, s, AS_BUILT): run for (r, a, s), run in dynamics.items()
              if r in P.three()}
-    measured, folders, variants = {"R4": runs}, {}, {}
+    measured, folders = {"R4": runs}, {}
     for how in (WITHOUT, *P.ladder):
         trained, where = train_all(P, how)
         keyed |= {(r, ALGORITHMS[a].label, s, how): run for (r, a, s), run in trained.items()}
         for regime, f in where.items():
             folders.setdefault(regime, []).extend(f)
-        variants |= {(r, a, s, how): run for (r, a, s), run in trained.items()}
         if how in MODEL_RUNGS and trained:
             measured[how] = stages(with_passk(probes(trained), [1]), hard, ks)
     slopes = slope_checks(measured_slopes(keyed, P.probe_problems))
     rungs = {arm: rung_rows(registered[arm], measured, slopes, arm) for arm in P.three()}
-    return (slopes, rungs, checks({a: registered[a] for a in folders}, variants, folders),
+    trained_here = {key: run for key, run in keyed.items() if key[3] != AS_BUILT}
+    return (slopes, rungs, checks({a: registered[a] for a in folders}, trained_here, folders),
             log_trajectories(keyed, P.probe_problems))
 
 

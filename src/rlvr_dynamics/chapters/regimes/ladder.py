@@ -197,6 +197,10 @@ def turns(rows: pd.DataFrame, algorithm: str) -> tuple[str, str] | None:
 ACCOUNTS = REPO / "docs" / "registrations" / "ladder-accounts.yaml"
 """What each account of the first stage predicts for the rungs, committed before the
 ``cpu-ladder`` runs began (its first commit is the registration)."""
+STRICT = ("R2", "R3", "R5")
+"""The rungs whose outcomes nobody had seen when the accounts were written: only there are
+their entries predictions in the strict sense (the earlier builds had shown R4, and R0 and R1
+had been simulated)."""
 PHENOMENA = {"dip": "GRPO", "minus_n_loses": "GRPO-N"}
 """Each account's predictions per rung, and the algorithm whose first-stage reading (its fall
 of P(stepwise), ``rung_rows``) judges them: GRPO's dip, GRPO-N's loss of the rare path."""
@@ -234,6 +238,9 @@ def against_accounts(registered: list[dict[str, Any]], rows: pd.DataFrame) -> pd
 
 
 def against_all(registered: list[dict[str, Any]], rungs: dict[str, pd.DataFrame]
-                ) -> dict[str, pd.DataFrame]:
-    """``against_accounts`` for every arm's ladder (``rungs``: arm -> ``rung_rows``)."""
-    return {arm: against_accounts(registered, rows) for arm, rows in rungs.items()}
+                ) -> dict[str, dict[bool, pd.DataFrame]]:
+    """``against_accounts`` for every arm's ladder (``rungs``: arm -> ``rung_rows``), apart on
+    the ``STRICT`` rungs (``True``) and on those whose outcome the accounts were written knowing
+    (``False``)."""
+    return {arm: {strict: against_accounts(registered, rows[rows["rung"].isin(STRICT) == strict])
+                  for strict in (True, False)} for arm, rows in rungs.items()}

@@ -78,17 +78,18 @@ def matched(registered: dict[str, dict[str, Any]], controls: dict[str, str]
 
 
 def verdict(arm: pd.DataFrame, control: pd.DataFrame, informative: bool = True,
-            matched: bool = True) -> dict[str, Any]:
+            same_start: bool = True) -> dict[str, Any]:
     """The paper's two stages for one algorithm, from its runs in the arm and in the control
     (``stages.stages``' rows: ``fall``, ``gain``): the three checks of the module docstring
     and the verdict (``stats.CHECK_VERDICTS``): *cannot inform* where the arm's base does not
     set up the scenario; *replicates* where all three checks replicate; else the verdict of
     the first check that did not. The check against the control cannot inform where the two
-    bases do not start from the same P(stepwise) (``matched``), and then does not vote."""
+    bases do not start from the same P(stepwise) (``same_start``: ``matched``'s reading), and
+    then does not vote."""
     fall = stats.one_sample(arm["fall"].to_numpy(), FALL_MARGIN)
     specific = stats.two_sample(arm["fall"].to_numpy(), control["fall"].to_numpy(), FALL_MARGIN)
     checks = {"stage 1": fall.verdict,
-              "against the control": specific.verdict if matched else stats.CANNOT_INFORM,
+              "against the control": specific.verdict if same_start else stats.CANNOT_INFORM,
               "stage 2": stage2(arm["gain"].to_numpy())}
     voting = [v for v in checks.values() if v != stats.CANNOT_INFORM]
     overall = (stats.CANNOT_INFORM if not informative else

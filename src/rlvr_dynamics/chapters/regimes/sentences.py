@@ -418,17 +418,27 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def accounts_text(accounts: list[dict[str, Any]], against: dict[str, pd.DataFrame]) -> str:
+def _tally(against: dict[str, dict[bool, pd.DataFrame]], name: str, strict: bool) -> str:
+    """One account's tally over every arm (``ladder.against_all``) on the strict rungs or on
+    the others: how many of its decided predictions were borne out, and where not."""
+    return "; ".join(
+        f"{arm}: {int(x['borne out'])} of {int(x['borne out'] + x['not borne out'])}"
+        + (f" (not at {x['where not']})" if x["not borne out"] else "")
+        for arm, t in against.items() for _, x in t[strict].iterrows()
+        if x["account"] == name and x["borne out"] + x["not borne out"])
+
+
+def accounts_text(accounts: list[dict[str, Any]],
+                  against: dict[str, dict[bool, pd.DataFrame]]) -> str:
     """Each registered account of the first stage (``ladder.accounts``), cited where it has a
-    reference, with how many of its predictions for the rungs that ran each arm's ladder bears
-    out (``ladder.against_accounts``, arm -> its table), and where not."""
+    reference, with how many of its decided predictions each arm's ladder bears out
+    (``ladder.against_all``): on the rungs nobody had seen when it was written
+    (``ladder.STRICT``), and apart, on those whose outcome it was written knowing."""
     lines = []
     for a in accounts:
         who = f"{{cite:t}}`{a['cite']}`" if a["cite"] else a["source"]
-        tally = "; ".join(
-            f"{arm}: {int(x['borne out'])} of {int(x['borne out'] + x['not borne out'])} "
-            f"borne out" + (f" (not at {x['where not']})" if x["not borne out"] else "")
-            for arm, t in against.items() for _, x in t[t["account"] == a["name"]].iterrows())
-        lines.append(f"* **{a['name']}** ({who}): {a['reading']} *In this build*: "
-                     f"{tally or 'no rung it speaks of ran'}.")
+        strict, known = _tally(against, a["name"], True), _tally(against, a["name"], False)
+        lines.append(f"* **{a['name']}** ({who}): {a['reading']} *In this build*, borne out on "
+                     f"the rungs nobody had seen: {strict or 'none of them ran'}; on the rungs "
+                     f"it was written knowing: {known or 'none decided'}.")
     return "\n".join(lines)

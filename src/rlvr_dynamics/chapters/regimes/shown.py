@@ -365,13 +365,15 @@ def slope_table(slopes: pd.DataFrame, registered: dict[str, dict[str, Any]]) -> 
 
 def rules_table() -> pd.DataFrame:
     """Every rule that decides this chapter's readings, its value, where it lives and when it
-    was chosen: before the data it judges, or after (those conclusions are drawn only from runs
-    that began after the rule, and the page marks them)."""
+    was chosen: before the data it judges, or after (the page marks the conclusions that rest
+    on the latter)."""
     after = "after the data it judges (earlier builds)"
     rows = [("a first stage: the fall of P(stepwise)", f"{FALL_MARGIN:.0%}", "scenario.FALL_MARGIN",
              "before the model's runs (a toy pilot)"),
             ("stage 2 and the large-k checks: points of Pass@k", f"{RISE_MARGIN:g}",
              "scenario.RISE_MARGIN", "before the model's runs (the reproduction chapter's)"),
+            ("the large-k claim read in the arm: GRPO-N against the base and GRPO", "-",
+             "scenario.large_k", after),
             ("the arm and its control start alike: a factor of P(stepwise)", f"{MATCH_FACTOR:g}",
              "scenario.MATCH_FACTOR", after),
             ("a crossover agrees with the toy's: a factor", f"{AGREE_FACTOR:g}",

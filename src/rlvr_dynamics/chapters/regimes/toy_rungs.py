@@ -35,6 +35,7 @@ spreading."""
 AS_BUILT, WITHOUT = "as built", "without stepwise"
 """How a run of the model was trained: the chapter's runs, or ``TrainConfig.without_stepwise``."""
 
+
 def log_changes(masses: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(x, y) per update after the first row of ``masses`` (rows: updates; columns: direct,
     stepwise, guess): x the change of log(pi_# / pi_=), y that of log(pi_d / pi_#)."""
