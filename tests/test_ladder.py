@@ -4,6 +4,8 @@ outcomes, a rung's first stage and where the ladder turns, the Kaplan-Meier medi
 runs that never crossed, and the first-character masses read per update from a run's records."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -272,7 +274,10 @@ def test_the_variants_of_an_arms_runs_carry_their_knobs():
     cfg = without["three paths", "grpo", 0]
     assert (cfg.without_stepwise, cfg.steps, cfg.probe_every, cfg.stop_after_crossover,
             cfg.registration) == (True, 3, 3, None, "abc")
-    r2, r3 = P.variant("R2", hashes), P.variant("R3", hashes)
+    r2, r3, r5 = (P.variant(rung, hashes) for rung in ("R2", "R3", "R5"))
+    assert all(c.model == dataclasses.replace(built[key].model, first_tokens=True, tied=False)
+               and not c.first_character_only and c.registration == "abc"
+               for key, c in r5.items()) and len(r5) == 4
     assert {r for r, _, _ in r2} == {"three paths"} and len(r2) == 4
     assert all(c.readout_only and c.first_character_only for c in r2.values())
     assert all(c.first_character_only and not c.readout_only for c in r3.values())
@@ -318,10 +323,34 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
     assert "R4 -55 % (a first stage); the first stage turns at R4, where it appears." in text
     assert "without a stepwise sample alone**: the slope over the first 20 updates is" in text
     assert f"reads as *{TOY}*" in text
-    assert "Not run in this build: R2 and R3" in text and "R5, a base" in text
+    assert "Not run in this build: R2, R3 and R5" in text and "is not answered here" in text
     full = pd.concat([rows, rows.assign(rung="R2"), rows.assign(rung="R3")])
-    assert "Not run in this build" not in sentences.ladder_text({"arm": full}, slopes)
+    assert "Not run in this build: R5 (the `cpu-ladder` profile runs it)" in \
+        sentences.ladder_text({"arm": full}, slopes)
     assert sentences.ladder_text({}, slopes.iloc[:0]) == ""
+    # R5 answers whether a network whose paths share no first token shows both stages
+    grpo = dict(rung="R5", algorithm="GRPO", dip=-0.4, crossover=60.0)
+    for stage, crossover, said in [(YES, 60.0, "shows both stages: P(stepwise) -40 % at its "
+                                                "lowest, then the stepwise path overtakes the "
+                                                "direct one at a median step of 60."),
+                                   (YES, np.inf, "does not show both stages: it shows the first "
+                                                 "stage (P(stepwise) -40 %), and the median run "
+                                                 "never crossed over."),
+                                   (NO, 60.0, "does not show both stages: it shows no first "
+                                              "stage"),
+                                   (stats.UNDECIDED, np.inf, "does not show both stages: it may "
+                                                             "or may not show a first stage "
+                                                             "(its check reads *inconclusive*"),
+                                   (stats.UNDECIDED, 60.0, "GRPO may or may not show a first "
+                                                           "stage (its check reads "
+                                                           "*inconclusive*; P(stepwise) -40 %); "
+                                                           "the stepwise path overtakes")]:
+        r5 = pd.DataFrame([{**grpo, "first stage": stage, "crossover": crossover}])
+        assert ladder.both_stages(r5) == (NO if stage == NO or crossover == np.inf else
+                                          YES if stage == YES else stage)
+        words = sentences.ladder_text({"arm": pd.concat([full, r5])}, slopes)
+        assert "Not run in this build" not in words and said in words, words
+    assert ladder.both_stages(full) is None
 
 
 def test_the_accounts_are_counted_apart_where_their_rungs_outcomes_were_known():

@@ -177,3 +177,65 @@ def test_loss_floor_is_the_mean_author_entropy_per_token():
     cfg = pt.PretrainConfig(author=Author(stepwise=0.0, carry_slip=0.0))
     assert pt.loss_floor(cfg) == 0.0                     # a deterministic author: no entropy
     assert pt.loss_floor(pt.PretrainConfig()) > 0.1
+
+
+def test_first_tokens_write_a_completions_first_character_and_nothing_else(tmp_path):
+    """The ladder's R5 base: with ``first_tokens`` each completion's first character is written
+    with a token of its own (and only it: the prompt and the rest of the completion keep the
+    plain tokens), decoded back to the same text; without, every character has one token.
+    ``tied=False`` gives the output embeddings a matrix of their own, kept through a save."""
+    from rlvr_dynamics.models import FIRST, completion_ids, first_ids
+
+    plain, first = char_tokenizer(ALPHABET), char_tokenizer(ALPHABET, first=True)
+    assert len(first) == len(plain) + len(ALPHABET)
+    assert completion_ids(plain, "#24") == plain.convert_tokens_to_ids(list("#24"))
+    ids, labels = pt.encode_pair(first, "3+4=", "#7")
+    vocab = first.get_vocab()
+    firsts = {vocab[FIRST + c] for c in ALPHABET}
+    assert [i for i in ids if i in firsts] == [vocab[FIRST + "#"]] == first_ids(first, "#")
+    assert labels[-3] == vocab[FIRST + "#"]  # the first completion token is scored
+    assert first.decode(completion_ids(first, "3+4=7;#7")) == "3+4=7;#7"
+    assert first("3+4=")["input_ids"] == plain("3+4=")["input_ids"]
+    with pytest.raises(ValueError, match=r"\^"):
+        char_tokenizer(ALPHABET + FIRST)
+    model = tiny_qwen2(first, hidden=16, layers=1, heads=2, tied=False)
+    assert model.get_output_embeddings().weight.data_ptr() != \
+        model.get_input_embeddings().weight.data_ptr()
+    model.save_pretrained(tmp_path)
+    first.save_pretrained(tmp_path)
+    again, tok = load_tiny(tmp_path)
+    assert not again.config.tie_word_embeddings and len(tok) == len(first)
+    assert torch.equal(again.lm_head.weight, model.lm_head.weight)
+    assert tiny_qwen2(plain, hidden=16, layers=1, heads=2).config.tie_word_embeddings
+
+
+def test_a_first_token_base_learns_its_first_characters_on_their_own_tokens(tmp_path):
+    """Pretrained with ``first_tokens``, the base's exact first-character probabilities sit on
+    the first tokens: the plain tokens keep almost no mass at a completion's start."""
+    cfg = pt.PretrainConfig(**{**TINY, "steps": 80, "lr": 1e-2, "first_tokens": True,
+                               "tied": False})
+    model, tok = load_tiny(pt.pretrain(cfg, tmp_path / "base"))
+    assert not model.config.tie_word_embeddings
+    prompts = ["1+2+3=", "7+8+9+4="]
+    on_first = (pt.first_char_probabilities(model, tok, prompts)
+                + pt.first_char_probabilities(model, tok, prompts, chars=["1", "7"]))
+    ids = torch.tensor([[tok.bos_token_id] + tok.convert_tokens_to_ids(list(p)) for p in prompts[:1]])
+    with torch.no_grad():
+        p = torch.softmax(model(input_ids=ids).logits[0, -1], -1)
+    plain = p[tok.convert_tokens_to_ids(list(ALPHABET))].sum().item()
+    assert on_first[0] > 0.5 and plain < 0.1, (on_first, plain)
+
+
+def test_a_base_keeps_its_key_unless_a_later_field_leaves_its_old_value():
+    """``PretrainConfig.LATER``: the fields added after bases were first keyed change the key
+    only away from the values that make the bases of before."""
+    import json
+
+    cfg = pt.PretrainConfig()
+    before = {k: v for k, v in dataclasses.asdict(cfg).items() if k not in pt.LATER}
+    assert cfg.key == pt.config_key(before)
+    assert json.dumps(before, sort_keys=True, default=str)  # plain values
+    for field, value in (("first_tokens", True), ("tied", False)):
+        assert dataclasses.replace(cfg, **{field: value}).key != cfg.key
+    assert set(pt.LATER) <= {f.name for f in dataclasses.fields(cfg)}
+    assert all(getattr(cfg, k) == v for k, v in pt.LATER.items())

@@ -15,33 +15,55 @@ from transformers import (AutoModelForCausalLM, AutoTokenizer, PreTrainedModel,
                           PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM)
 
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
+FIRST = "^"
+"""The prefix of a *first* token: ``FIRST + c`` writes the character c as a completion's first
+character and nowhere else (``char_tokenizer(..., first=True)``); it decodes to c."""
 
 
-def char_tokenizer(alphabet: str) -> PreTrainedTokenizerFast:
-    """One token per character of ``alphabet`` plus <pad>, <s>, </s> (ids 0, 1, 2).
+def char_tokenizer(alphabet: str, first: bool = False) -> PreTrainedTokenizerFast:
+    """One token per character of ``alphabet`` plus <pad>, <s>, </s> (ids 0, 1, 2); with
+    ``first``, a second token per character (``FIRST`` + it) that a completion's first
+    character alone is written with (``completion_ids``), so that whatever begins a completion
+    shares no embedding with anything written elsewhere. Text tokenizes to the plain tokens.
 
     Left padding, as batched generation needs. Load a saved one with
     ``PreTrainedTokenizerFast.from_pretrained`` (``AutoTokenizer`` would turn it into a Qwen2
     tokenizer that drops spaces; see FIELD-NOTES).
     """
-    if len(set(alphabet)) != len(alphabet):
-        raise ValueError(f"alphabet has repeated characters: {alphabet!r}")
-    vocab = {PAD: 0, BOS: 1, EOS: 2, **{c: i + 3 for i, c in enumerate(alphabet)}}
+    if len(set(alphabet)) != len(alphabet) or FIRST in alphabet:
+        raise ValueError(f"alphabet has repeated characters or {FIRST!r}: {alphabet!r}")
+    tokens = [*alphabet, *(FIRST + c for c in alphabet)] if first else list(alphabet)
+    vocab = {PAD: 0, BOS: 1, EOS: 2, **{c: i + 3 for i, c in enumerate(tokens)}}
     tok = Tokenizer(models.WordLevel(vocab=vocab, unk_token=PAD))
     tok.pre_tokenizer = pre_tokenizers.Split(pattern="", behavior="isolated")
-    tok.decoder = decoders.Fuse()
+    tok.decoder = decoders.Sequence([decoders.Replace(FIRST, ""), decoders.Fuse()])
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, pad_token=PAD, bos_token=BOS,
                                    eos_token=EOS, padding_side="left")
     return fast
 
 
+def first_ids(tokenizer, chars: str | list[str]) -> list[int]:
+    """The token ids that write each of ``chars`` as a completion's first character: its
+    ``FIRST`` token where the vocabulary has one, else its own."""
+    vocab = tokenizer.get_vocab()
+    return [vocab.get(FIRST + c, vocab.get(c)) for c in chars]
+
+
+def completion_ids(tokenizer, completion: str) -> list[int]:
+    """The token ids of ``completion``, its first character written as ``first_ids`` says."""
+    return first_ids(tokenizer, completion[:1]) + tokenizer.convert_tokens_to_ids(
+        list(completion[1:]))
+
+
 def tiny_qwen2(tokenizer: PreTrainedTokenizerFast, hidden: int = 128, layers: int = 4,
-               heads: int = 4, max_positions: int = 256, seed: int = 0) -> Qwen2ForCausalLM:
-    """A small randomly initialised Qwen2 (about 1 M parameters at the defaults)."""
+               heads: int = 4, max_positions: int = 256, seed: int = 0,
+               tied: bool = True) -> Qwen2ForCausalLM:
+    """A small randomly initialised Qwen2 (about 1 M parameters at the defaults), its input and
+    output embeddings one matrix if ``tied``."""
     config = Qwen2Config(
         vocab_size=len(tokenizer), hidden_size=hidden, intermediate_size=4 * hidden,
         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
-        max_position_embeddings=max_positions, tie_word_embeddings=True,
+        max_position_embeddings=max_positions, tie_word_embeddings=tied,
         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
         eos_token_id=tokenizer.eos_token_id)
     torch.manual_seed(seed)

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from rlvr_dynamics.models import load_tiny
+from rlvr_dynamics.models import first_ids, load_tiny
 from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base_model,
                                     completion_loss, packed_batch, step_data,
                                     validation_pairs)
@@ -102,11 +102,13 @@ def first_characters(logits: torch.Tensor, tokenizer, terms: list[tuple[int, ...
                      ) -> dict[str, torch.Tensor]:
     """Per problem, the entry of ``logits`` (one row per problem, over the vocabulary) at the
     first character of each path: ``"direct"`` (``#``), ``"stepwise"`` (the problem's first
-    digit) and ``"guess"`` (``tasks.sums.GUESS``)."""
-    first = tokenizer.convert_tokens_to_ids([str(t[0])[0] for t in terms])
-    return {"direct": logits[:, tokenizer.convert_tokens_to_ids("#")],
+    digit) and ``"guess"`` (``tasks.sums.GUESS``), each as the token that writes it first
+    (``models.first_ids``)."""
+    first = first_ids(tokenizer, [str(t[0])[0] for t in terms])
+    direct, guess = first_ids(tokenizer, ["#", GUESS])
+    return {"direct": logits[:, direct],
             "stepwise": logits[torch.arange(len(terms)), torch.tensor(first)],
-            "guess": logits[:, tokenizer.convert_tokens_to_ids(GUESS)]}
+            "guess": logits[:, guess]}
 
 
 def path_choice_loss(model, tokenizer, terms: list[tuple[int, ...]], prior: float,

@@ -24,7 +24,8 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from rlvr_dynamics.models import char_tokenizer, load_tiny, tiny_qwen2
+from rlvr_dynamics.models import (char_tokenizer, completion_ids, first_ids, load_tiny,
+                                  tiny_qwen2)
 from rlvr_dynamics.store import Entry, atomic_write, config_key, read_json, results_dir
 from rlvr_dynamics.tasks.sums import (ALPHABET, Author, SumTask, author_logprob, carry_units,
                                       corpus, direct_distribution, prompt, stepwise_completion,
@@ -45,7 +46,11 @@ class PretrainConfig:
     ``batch``, whose first completion token (the choice of path) carries no loss -- they teach
     the rare path's steps without changing how often the base chooses it; ``snapshots``: steps
     at which a copy of the model is kept (less-converged bases, ``base_model(..., step=s)``);
-    ``eval_every``: steps between held-out losses.
+    ``eval_every``: steps between held-out losses; ``first_tokens``: every completion's first
+    character written with a token of its own that nothing else writes
+    (``models.char_tokenizer``), so that the paths, which part there, begin with tokens no
+    other path shares; ``tied``: input and output embeddings one matrix (the regimes
+    chapter's ladder, R5, unties them and gives the first characters their own tokens).
     """
 
     task: SumTask = field(default_factory=SumTask)
@@ -63,6 +68,8 @@ class PretrainConfig:
     eval_every: int = 100
     snapshots: tuple[int, ...] = ()
     worked: float = 0.25
+    first_tokens: bool = False
+    tied: bool = True
 
     def __post_init__(self) -> None:
         for name in ("hidden", "layers", "heads", "steps", "batch", "checkpoint_every",
@@ -84,9 +91,20 @@ class PretrainConfig:
         if bad:
             raise ValueError(f"PretrainConfig.snapshots must lie in (0, steps), got {bad}")
 
+    def as_dict(self) -> dict:
+        """The configuration as plain values, the fields of ``LATER`` left out at the values
+        that reproduce the bases made before them (so that such a base keeps its key)."""
+        return {k: v for k, v in dataclasses.asdict(self).items()
+                if k not in LATER or v != LATER[k]}
+
     @property
     def key(self) -> str:
-        return config_key(dataclasses.asdict(self))
+        return config_key(self.as_dict())
+
+
+LATER = {"first_tokens": False, "tied": True}
+"""``PretrainConfig`` fields added after bases were first keyed, and their values that make
+the bases of before (``PretrainConfig.as_dict``)."""
 
 
 def encode_pair(tokenizer, prompt: str, completion: str, unscored: int = 0
@@ -94,7 +112,7 @@ def encode_pair(tokenizer, prompt: str, completion: str, unscored: int = 0
     """``<s>prompt completion</s>`` as token ids, and labels that are -100 on the prompt and on
     the first ``unscored`` completion tokens."""
     p = [tokenizer.bos_token_id] + tokenizer.convert_tokens_to_ids(list(prompt))
-    c = tokenizer.convert_tokens_to_ids(list(completion)) + [tokenizer.eos_token_id]
+    c = completion_ids(tokenizer, completion) + [tokenizer.eos_token_id]
     return p + c, [-100] * (len(p) + unscored) + c[unscored:]
 
 
@@ -172,8 +190,9 @@ def pretrain(cfg: PretrainConfig, out: Path) -> Path:
     if entry.done:
         return out
     entry.begin()
-    tokenizer = char_tokenizer(ALPHABET)
-    model = tiny_qwen2(tokenizer, cfg.hidden, cfg.layers, cfg.heads, seed=cfg.seed)
+    tokenizer = char_tokenizer(ALPHABET, first=cfg.first_tokens)
+    model = tiny_qwen2(tokenizer, cfg.hidden, cfg.layers, cfg.heads, seed=cfg.seed,
+                       tied=cfg.tied)
     opt = torch.optim.AdamW(model.parameters(), lr=cfg.lr, weight_decay=0.01)
     sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: _lr_factor(cfg, s))
     exclude = cfg.task.held_out()
@@ -261,8 +280,7 @@ def first_char_probabilities(model, tokenizer, prompts: list[str], temperature: 
     mask = torch.tensor([[0] * (width - len(r)) + [1] * len(r) for r in ids])
     logits = model(input_ids=x, attention_mask=mask).logits[:, -1]
     p = torch.softmax(logits.float() / temperature, -1)
-    ids = tokenizer.convert_tokens_to_ids([chars] * len(prompts) if isinstance(chars, str)
-                                          else list(chars))
+    ids = first_ids(tokenizer, [chars] * len(prompts) if isinstance(chars, str) else chars)
     return p[torch.arange(len(prompts)), torch.tensor(ids)].numpy()
 
 

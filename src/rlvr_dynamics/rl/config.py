@@ -247,7 +247,9 @@ class TrainConfig:
         for name in ("model", "task"):
             value = out[name]
             if dataclasses.is_dataclass(value):
-                out[name] = {"type": type(value).__name__, **dataclasses.asdict(value)}
+                fields = value.as_dict() if isinstance(value, PretrainConfig) else \
+                    dataclasses.asdict(value)
+                out[name] = {"type": type(value).__name__, **fields}
         return {**out, **self.settings.model_dump()}
 
     @classmethod

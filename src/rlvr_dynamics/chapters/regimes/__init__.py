@@ -50,8 +50,8 @@ from rlvr_dynamics.chapters.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR,
                                                       prediction_checks, registered_pairs)
 from rlvr_dynamics.chapters.regimes.ladder import (MODEL_RUNGS, accounts, against_accounts,
                                                    against_all, log_trajectories,
-                                                   measured_slopes, rung_rows, slope_checks,
-                                                   turns)
+                                                   measured_slopes, rung_base, rung_rows,
+                                                   rung_run, slope_checks, turns)
 from rlvr_dynamics.chapters.regimes.toy_rungs import AS_BUILT, WITHOUT
 from rlvr_dynamics.chapters.regimes.prediction import (checks, content_hash, register,
                                                        registered_before, starts_from)
@@ -217,7 +217,7 @@ class Params(NeedsParams):
             return runs
         arms = {key: cfg for key, cfg in runs.items() if key[0] in self.three()}
         if how in MODEL_RUNGS:
-            return {key: cfg.replace(**MODEL_RUNGS[how]) for key, cfg in arms.items()}
+            return {key: rung_run(cfg, how) for key, cfg in arms.items()}
         require(how == WITHOUT, f"how={how!r}: one of {[AS_BUILT, WITHOUT, *MODEL_RUNGS]}")
         n = self.without_stepwise_steps
         return {key: cfg.replace(without_stepwise=True, steps=n, probe_every=n,
@@ -298,11 +298,17 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
 def dial(P: Params, problems: int = 100) -> pd.DataFrame:
     """Every regime's base measured exactly on the first ``problems`` test problems
     (``path_prior.dial_check``): the pretrained base, or that base refitted to the regime's
-    prior (made where missing)."""
+    prior (made where missing); and where the ladder runs a rung on a base of its own
+    (``ladder.rung_base``: R5), each arm's base of that rung, refitted to the arm's habits."""
     T = needed(P, "training")
     cfg = T.base()
     bases = {name: base_model(r.base(T), P.profile) if r.prior is None
              else refit(r.base(T), Refit(r.prior, r.guess or 0.0), P.profile)
              for name, r in P.regimes.items()}
+    for rung in P.ladder:
+        for name in P.three():
+            r = P.regimes[name]
+            if (base := rung_base(r.base(T), rung)) != r.base(T):
+                bases[f"{name}, {rung}"] = refit(base, Refit(r.prior, r.guess), P.profile)
     terms = [p.meta["terms"] for p in cfg.task.problems("test")[:problems]]
     return dial_check(bases, terms, cfg)

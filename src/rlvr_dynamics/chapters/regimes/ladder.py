@@ -10,8 +10,9 @@ the runs it judges (the toy's rungs and the two mechanisms' slopes: ``toy_rungs`
   first completion character alone; R3, the full model trained on the first character alone
   (``MODEL_RUNGS``: run where a profile asks for them, ``Params.ladder``);
 * R4, the full model as built (the chapter's runs);
-* R5, a base whose paths begin with characters no other path writes, its embeddings untied
-  (not built yet: it needs another pretraining corpus).
+* R5, the full model as built on a base whose paths begin with tokens no other path writes,
+  its embeddings untied (``MODEL_RUNGS``: another pretraining of the base, refitted to the
+  arm's habits).
 
 Here: the slope of every run over its first updates (``measured_slopes``, from the
 first-character masses each run records after every update) and which mechanism an interval
@@ -23,6 +24,7 @@ so any change of pi_d relative to pi_# is the network's own.
 """
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -35,6 +37,8 @@ from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN
 from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
 from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WINDOW,
                                                       WITHOUT, log_changes, slope)
+from rlvr_dynamics.pretrain import PretrainConfig
+from rlvr_dynamics.rl.config import TrainConfig
 
 BAND = 0.25
 """Half the distance between the two slopes: an interval within ``BAND`` of one of them (and
@@ -114,16 +118,28 @@ def slope_checks(slopes: pd.DataFrame) -> pd.DataFrame:
 
 LADDER = ("R0", "R1", "R2", "R3", "R4", "R5")
 """Every rung of the ladder, in order (module docstring)."""
-RUNGS = ("R0", "R1", "R2", "R3", "R4")
-"""The rungs this chapter reads where they ran, in order (R5 needs another base)."""
 MODEL_RUNGS = {"R2": dict(first_character_only=True, readout_only=True),
-               "R3": dict(first_character_only=True)}
-"""The model's rungs below the full model, as ``TrainConfig`` knobs on the arm's runs: R2 the
+               "R3": dict(first_character_only=True),
+               "R5": dict(model=dict(first_tokens=True, tied=False))}
+"""The model's rungs other than the full model as built, as changes to the arm's runs
+(``TrainConfig`` knobs; ``model``: changes to its base's ``pretrain.PretrainConfig``): R2 the
 body frozen and an untied readout trained on the first character, R3 the full model trained on
-the first character alone."""
-HOW = {"R4": AS_BUILT, "R2": "R2", "R3": "R3"}
+the first character alone, R5 the full model on a base pretrained with first tokens of its own
+and untied embeddings (refitted to the arm's habits like the arm's base)."""
+HOW = {"R4": AS_BUILT, "R2": "R2", "R3": "R3", "R5": "R5"}
 """How each of the model's rungs was trained (``measured_slopes``' key)."""
 YES, NO = "yes", "no"
+
+
+def rung_base(base: PretrainConfig, rung: str) -> PretrainConfig:
+    """The base that ``rung`` of ``MODEL_RUNGS`` starts from, given the arm's ``base``."""
+    return dataclasses.replace(base, **MODEL_RUNGS[rung].get("model", {}))
+
+
+def rung_run(cfg: TrainConfig, rung: str) -> TrainConfig:
+    """An arm's run ``cfg`` (as built) as ``rung`` of ``MODEL_RUNGS`` trains it."""
+    knobs = {k: v for k, v in MODEL_RUNGS[rung].items() if k != "model"}
+    return cfg.replace(model=rung_base(cfg.model, rung), **knobs)
 
 
 def toy_stage(depth: float) -> str:
@@ -162,7 +178,7 @@ def rung_rows(record: dict[str, Any], measured: dict[str, pd.DataFrame], checks:
                          "dip interval": None, "dip step": toy1["dip step"],
                          "crossover": toy1["crossover"], "slope": toy1["slope"],
                          "slope interval": None, "first stage": toy_stage(toy1["dip"])})
-        for rung in (r for r in RUNGS if r in measured):
+        for rung in (r for r in LADDER if r in measured):
             runs = measured[rung]
             mine = runs[(runs["regime"] == arm) & (runs["algorithm"] == label)]
             if mine.empty:
@@ -183,15 +199,30 @@ def rung_rows(record: dict[str, Any], measured: dict[str, pd.DataFrame], checks:
 
 
 def turns(rows: pd.DataFrame, algorithm: str) -> tuple[str, str] | None:
-    """Where ``algorithm``'s first stage turns along the ladder (``rung_rows``, ``RUNGS``'
+    """Where ``algorithm``'s first stage turns along the ladder (``rung_rows``, ``LADDER``'s
     order): (the first rung whose reading, ``YES`` or ``NO``, differs from the first rung's,
     that reading); None where every decided rung reads alike. A rung whose check is undecided
     is passed over."""
-    readings = [(rung, stage.iloc[0]) for rung in RUNGS
+    readings = [(rung, stage.iloc[0]) for rung in LADDER
                 if not (stage := rows[(rows["rung"] == rung)
                                       & (rows["algorithm"] == algorithm)]["first stage"]).empty
                 and stage.iloc[0] in (YES, NO)]
     return next(((rung, r) for rung, r in readings[1:] if r != readings[0][1]), None)
+
+
+def both_stages(rows: pd.DataFrame, rung: str = "R5", algorithm: str = "GRPO") -> str | None:
+    """Whether ``rung`` shows the paper's two stages under ``algorithm`` (``rung_rows``): ``YES``
+    where its first stage reads ``YES`` and the median crossover of its runs is finite (the
+    rare path overtakes the direct one after the dip), ``NO`` where the first stage reads
+    ``NO`` or the median run never crosses, else the first stage's undecided verdict; None
+    where the rung did not run."""
+    row = rows[(rows["rung"] == rung) & (rows["algorithm"] == algorithm)]
+    if row.empty:
+        return None
+    stage, crossover = row["first stage"].iloc[0], row["crossover"].iloc[0]
+    if stage == NO or not np.isfinite(crossover):
+        return NO
+    return YES if stage == YES else stage
 
 
 ACCOUNTS = REPO / "docs" / "registrations" / "ladder-accounts.yaml"

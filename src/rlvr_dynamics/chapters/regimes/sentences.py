@@ -16,7 +16,8 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, ENTROPY_MARGIN, FALL_M
 from rlvr_dynamics.chapters.regimes.crossover import DIRECTION, registrations
 from rlvr_dynamics.chapters.regimes.scenario import RISE_MARGIN
 from rlvr_dynamics.chapters.regimes.scenario import large_k as scenario_large_k
-from rlvr_dynamics.chapters.regimes.ladder import LADDER, MODEL_RUNGS, NO, YES, turns
+from rlvr_dynamics.chapters.regimes.ladder import (LADDER, MODEL_RUNGS, NO, YES, both_stages,
+                                                   turns)
 from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WINDOW,
                                                       WITHOUT)
 from rlvr_dynamics.chapters.style import rounded
@@ -370,7 +371,8 @@ def contrast_text(contrasted: pd.DataFrame) -> str:
 
 HOW_WORDS = {AS_BUILT: "as built", WITHOUT: "on the groups without a stepwise sample alone",
              "R2": "as R2 (a readout on a frozen body, on the first character)",
-             "R3": "as R3 (the full model, on the first character)"}
+             "R3": "as R3 (the full model, on the first character)",
+             "R5": "as R5 (the full model as built, its paths begun with tokens of their own)"}
 """How a run was trained (``ladder.measured_slopes``' key), in words."""
 
 STAGE_WORDS = {YES: "a first stage", NO: "none"}
@@ -409,13 +411,32 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
     ran = {r for rows in rungs.values() for r in rows["rung"]}
     later = [r for r in MODEL_RUNGS if r not in ran]
     if rungs and later:
-        lines.append(f"\nNot run in this build: {' and '.join(later)} (the `cpu-ladder` "
-                     f"profile runs them).")
-    if rungs and LADDER[-1] not in ran:
-        lines.append(f"{LADDER[-1]}, a base whose paths share no character, is not built yet: "
-                     f"whether a network with unshared paths shows both stages is not answered "
-                     f"here.")
+        names = ", ".join(later[:-1]) + " and " * (len(later) > 1) + later[-1]
+        lines.append(f"\nNot run in this build: {names} (the `cpu-ladder` profile runs "
+                     f"{'them' if len(later) > 1 else 'it'})"
+                     + (": whether a network whose paths share no first token shows both "
+                        "stages is not answered here." if LADDER[-1] in later else "."))
+    lines += [r5_text(arm, rows) for arm, rows in rungs.items() if both_stages(rows)]
     return "\n".join(lines)
+
+
+def r5_text(arm: str, rows: pd.DataFrame) -> str:
+    """Whether the top rung shows both of the paper's stages under GRPO in ``arm``
+    (``ladder.both_stages``), and why not where it does not."""
+    x = rows[(rows["rung"] == LADDER[-1]) & (rows["algorithm"] == "GRPO")].iloc[0]
+    dip = "P(stepwise) " + ("-" if np.isnan(x["dip"]) else rounded("{:+.0f} %", 100 * x["dip"]))
+    stage = x["first stage"]
+    cross = (f"the stepwise path overtakes the direct one at a median step of "
+             f"{x['crossover']:.0f}" if np.isfinite(x["crossover"]) else
+             "the median run never crossed over")
+    first = {YES: f"shows the first stage ({dip})", NO: f"shows no first stage ({dip})"}.get(
+        stage, f"may or may not show a first stage (its check reads *{stage}*; {dip})")
+    answer = both_stages(rows)
+    said = (f"shows both stages: {dip} at its lowest, then {cross}" if answer == YES else
+            f"does not show both stages: it {first}, and {cross}" if answer == NO else
+            f"{first}; {cross}")
+    return (f"\n**{arm}**: on a base whose paths begin with tokens no other path writes and "
+            f"whose embeddings are untied ({LADDER[-1]}), GRPO {said}.")
 
 
 def _tally(against: dict[str, dict[bool, pd.DataFrame]], name: str, strict: bool) -> str:

@@ -19,7 +19,7 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, FALL_MARGIN, MATCH_FAC
                                             toy_update, two_stages)
 from rlvr_dynamics.chapters.regimes.crossover import registrations
 from rlvr_dynamics.chapters.regimes.scenario import large_k as scenario_large_k
-from rlvr_dynamics.chapters.regimes.ladder import BAND
+from rlvr_dynamics.chapters.regimes.ladder import BAND, LADDER
 from rlvr_dynamics.chapters.regimes.toy_rungs import PROPORTIONAL, TABULAR, WITHOUT
 from rlvr_dynamics.chapters.regimes.sentences import time_text, times_text  # times in words
 from rlvr_dynamics.chapters.style import number, rounded
@@ -310,8 +310,7 @@ def ordering_table(orders: pd.DataFrame) -> pd.DataFrame:
 
 # --- the ladder -------------------------------------------------------------------------------
 
-CLOCK = {"R0": "toy steps", "R1": "model steps", "R2": "model steps", "R3": "model steps",
-         "R4": "model steps"}
+CLOCK = {"R0": "toy steps", **{rung: "model steps" for rung in LADDER[1:]}}
 """Whose steps each rung's times count (``ladder``)."""
 
 
