@@ -309,6 +309,12 @@ def test_the_slopes_figure_draws_every_run_beside_both_mechanisms():
     for ax in fig.axes:
         assert len(ax.lines) == 4 + 2  # a line a run, and the two mechanisms
     assert "states the settings" in fig._suptitle.get_text()
+    other = t[t["how"] == "as built"].assign(regime="arm 2")
+    fig = figures.plot_slopes(pd.concat([t, other]), "two arms")
+    shown = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(fig.axes) == 4 and len(shown) == 3  # a row an arm, a column a way of training
+    assert [ax.get_title() for ax in shown] == ["arm, as built", "arm, without stepwise",
+                                                "arm 2, as built"]
 
 
 def test_the_ladders_words_name_the_turn_and_what_did_not_run():

@@ -203,11 +203,17 @@ def plot_slopes(trajectories: pd.DataFrame, title: str) -> plt.Figure:
     """The mechanism's picture (``ladder.log_trajectories``): per arm and way of training, each
     run's change of log(π_d / π_#) against that of log(π_# / π_=) over its first updates
     (one line a seed, coloured by algorithm), beside the tabular update's line (slope -1/2)
-    and proportional spreading's (slope 0)."""
-    panels = list(trajectories.groupby(["regime", "how"], sort=False))
-    fig, axes = plt.subplots(1, max(len(panels), 1), figsize=(3.4 * max(len(panels), 1), 3.2),
+    and proportional spreading's (slope 0): a row an arm, a column a way of training."""
+    regimes = list(dict.fromkeys(trajectories["regime"])) or [None]
+    hows = list(dict.fromkeys(trajectories["how"])) or [None]
+    fig, axes = plt.subplots(len(regimes), len(hows), figsize=(3.4 * len(hows),
+                                                               3.2 * len(regimes)),
                              squeeze=False)
-    for ax, ((regime, how), g) in zip(axes[0], panels):
+    for ax in axes.flat:
+        ax.set_visible(False)
+    for (regime, how), g in trajectories.groupby(["regime", "how"], sort=False):
+        ax = axes[regimes.index(regime), hows.index(how)]
+        ax.set_visible(True)
         for (label, _), run in g.groupby(["algorithm", "seed"], sort=False):
             ax.plot(run["x"], run["y"], color=COLORS.get(label), lw=1, alpha=0.8,
                     label=label)
