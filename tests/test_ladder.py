@@ -278,6 +278,12 @@ def test_the_variants_of_an_arms_runs_carry_their_knobs():
     assert all(c.model == dataclasses.replace(built[key].model, first_tokens=True, tied=False)
                and not c.first_character_only and c.registration == "abc"
                for key, c in r5.items()) and len(r5) == 4
+    assert {c.path_prior for c in r5.values()} == {P.regimes["three paths"].prior}
+    moved = P.model_copy(update={"rung_priors": {"R5": {"three paths": 0.03}}})
+    assert {c.path_prior for c in moved.variant("R5").values()} == {0.03}
+    assert moved.variant("R3") == P.variant("R3")  # the other rungs keep the arm's prior
+    with pytest.raises(Exception, match=r"rung_priors\['R5'\]: a rung of ladder"):
+        chapter.Params.parse({"ladder": ["R5"], "rung_priors": {"R5": {"two paths": 0.03}}})
     assert {r for r, _, _ in r2} == {"three paths"} and len(r2) == 4
     assert all(c.readout_only and c.first_character_only for c in r2.values())
     assert all(c.first_character_only and not c.readout_only for c in r3.values())

@@ -121,8 +121,10 @@ class Params(NeedsParams):
     it where each base sits mid-curve); the toy's prediction from ``toy_seeds`` runs of
     ``toy_steps`` steps; each arm's GRPO runs again for ``without_stepwise_steps`` steps on
     the groups that hold no stepwise sample alone (``ladder``; 0: not); the model's rungs of
-    the ladder below the full model that run on each arm (``ladder``: R2, R3 of
-    ``ladder.MODEL_RUNGS``); ``workers`` runs side by side."""
+    the ladder other than the full model as built that run on each arm (``ladder``: R2, R3,
+    R5 of ``ladder.MODEL_RUNGS``), a rung on a base of its own refitted to the P(stepwise) of
+    ``rung_priors`` (rung -> arm -> prior; absent: the arm's) so that it starts where the arm
+    does as measured (the dial's table); ``workers`` runs side by side."""
 
     needs = ("training", "toy_dynamics")
 
@@ -146,6 +148,7 @@ class Params(NeedsParams):
     toy_steps: Int(1) = 2000
     without_stepwise_steps: Int(0) = 5
     ladder: ListOf(str, 0) = []
+    rung_priors: dict[str, dict[str, Prior]] = {}
     workers: Int(1) = 2
 
     @model_validator(mode="after")
@@ -158,6 +161,10 @@ class Params(NeedsParams):
                 require(name in ALGORITHMS, f"regimes[{regime!r}].algorithms has {name!r}; "
                                             f"valid: {sorted(ALGORITHMS)}")
         require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
+        for rung, priors in self.rung_priors.items():
+            require(rung in self.ladder and all(arm in self.three() for arm in priors),
+                    f"rung_priors[{rung!r}]: a rung of ladder={self.ladder} and arms of "
+                    f"{self.three()}, got {sorted(priors)}")
         for rung in self.ladder:
             require(rung in MODEL_RUNGS, f"ladder has {rung!r}; the model's rungs that run "
                                          f"beside the chapter's: {sorted(MODEL_RUNGS)}")
@@ -217,13 +224,19 @@ class Params(NeedsParams):
             return runs
         arms = {key: cfg for key, cfg in runs.items() if key[0] in self.three()}
         if how in MODEL_RUNGS:
-            return {key: rung_run(cfg, how) for key, cfg in arms.items()}
+            return {key: rung_run(cfg, how, self.rung_prior(how, key[0]))
+                    for key, cfg in arms.items()}
         require(how == WITHOUT, f"how={how!r}: one of {[AS_BUILT, WITHOUT, *MODEL_RUNGS]}")
         n = self.without_stepwise_steps
         return {key: cfg.replace(without_stepwise=True, steps=n, probe_every=n,
                                  probe_early_every=0, probe_early_until=0,
                                  stop_after_crossover=None)
                 for key, cfg in arms.items() if n and key[1] == "grpo"}
+
+    def rung_prior(self, rung: str, arm: str) -> float:
+        """The P(stepwise) that ``rung``'s base is refitted to in ``arm``: the arm's own, or
+        ``rung_priors``' where a rung's base lands elsewhere under the arm's dial."""
+        return self.rung_priors.get(rung, {}).get(arm, self.regimes[arm].prior)
 
     def three(self) -> list[str]:
         """The regimes with three paths at the first character (a guess beside the direct
@@ -309,6 +322,7 @@ def dial(P: Params, problems: int = 100) -> pd.DataFrame:
         for name in P.three():
             r = P.regimes[name]
             if (base := rung_base(r.base(T), rung)) != r.base(T):
-                bases[f"{name}, {rung}"] = refit(base, Refit(r.prior, r.guess), P.profile)
+                bases[f"{name}, {rung}"] = refit(base, Refit(P.rung_prior(rung, name), r.guess),
+                                                 P.profile)
     terms = [p.meta["terms"] for p in cfg.task.problems("test")[:problems]]
     return dial_check(bases, terms, cfg)
