@@ -333,6 +333,10 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
                             "effect": stats.one_sample([-0.5, -0.45, -0.55, -0.5], 0.25)}])
     text = sentences.ladder_text({"arm": rows}, slopes)
     assert "R4 -55 % (a first stage); the first stage turns at R4, where it appears." in text
+    pending = rows.assign(**{"first stage": [YES, YES, stats.UNDECIDED]})
+    assert ("no decided rung reads otherwise than the first (the rule decides nothing at R4, "
+            "where the stage is neither shown nor excluded)") in sentences.ladder_text(
+                {"arm": pending}, slopes)
     assert "without a stepwise sample alone**: the slope over the first 20 updates is" in text
     assert f"reads as *{TOY}*" in text
     assert "Not run in this build: R2, R3 and R5" in text and "is not answered here" in text

@@ -219,7 +219,7 @@ def test_a_first_token_base_learns_its_first_characters_on_their_own_tokens(tmp_
     prompts = ["1+2+3=", "7+8+9+4="]
     on_first = (pt.first_char_probabilities(model, tok, prompts)
                 + pt.first_char_probabilities(model, tok, prompts, chars=["1", "7"]))
-    ids = torch.tensor([[tok.bos_token_id] + tok.convert_tokens_to_ids(list(p)) for p in prompts[:1]])
+    ids = torch.tensor([[tok.bos_token_id] + tok.convert_tokens_to_ids(list(prompts[0]))])
     with torch.no_grad():
         p = torch.softmax(model(input_ids=ids).logits[0, -1], -1)
     plain = p[tok.convert_tokens_to_ids(list(ALPHABET))].sum().item()

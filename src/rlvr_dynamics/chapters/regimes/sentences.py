@@ -399,8 +399,11 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
             said = (f"the first stage turns at {turn[0]}, where it "
                     f"{'appears' if turn[1] == YES else 'vanishes'}" if turn else
                     "no decided rung reads otherwise than the first")
+            pending = [r for r, stage in mine["first stage"].items() if stage not in (YES, NO)]
+            undecided = (f" (the rule decides nothing at {', '.join(pending)}, where the stage is "
+                         f"neither shown nor excluded)" if pending else "")
             lines.append(f"* **{arm}, {label}**: the dip of P(stepwise), rung by rung: {dips}; "
-                         f"{said}.")
+                         f"{said}{undecided}.")
         for _, x in slopes[slopes["regime"] == arm].iterrows():
             how = HOW_WORDS.get(x["how"], x["how"])
             seeds = f"{x['seeds']} seed{'s' if x['seeds'] > 1 else ''}"
