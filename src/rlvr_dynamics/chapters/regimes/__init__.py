@@ -289,8 +289,8 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
     arm's run (the statistic reads the guess) with its interval per regime, algorithm and how
     it was trained (``ladder.slope_checks``), each arm's rungs (``ladder.rung_rows``;
     ``registered``: ``register_all``'s records), the registration checks of the runs
-    trained here (``prediction.checks``) and every arm's run's log-ratio changes over its
-    first updates (``ladder.log_trajectories``)."""
+    trained here (``prediction.checks``, per arm and way of training: "arm (R5)") and every
+    arm's run's log-ratio changes over its first updates (``ladder.log_trajectories``)."""
     keyed = {(r, ALGORITHMS[a].label, s, AS_BUILT): run for (r, a, s), run in dynamics.items()
              if r in P.three()}
     measured, folders = {"R4": runs}, {}
@@ -298,13 +298,17 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
         trained, where = train_all(P, how)
         keyed |= {(r, ALGORITHMS[a].label, s, how): run for (r, a, s), run in trained.items()}
         for regime, f in where.items():
-            folders.setdefault(regime, []).extend(f)
+            folders[regime, how] = f
         if how in MODEL_RUNGS and trained:
             measured[how] = stages(with_passk(probes(trained), [1]), hard, ks)
     slopes = slope_checks(measured_slopes(keyed, P.probe_problems))
     rungs = {arm: rung_rows(registered[arm], measured, slopes, arm) for arm in P.three()}
-    trained_here = {key: run for key, run in keyed.items() if key[3] != AS_BUILT}
-    return (slopes, rungs, checks({a: registered[a] for a in folders}, trained_here, folders),
+    name = {(regime, how): f"{regime} ({how})" for regime, how in folders}
+    trained_here = {(name[r, how], label, s): run for (r, label, s, how), run in keyed.items()
+                    if (r, how) in name}
+    return (slopes, rungs,
+            checks({name[key]: registered[key[0]] for key in folders}, trained_here,
+                   {name[key]: f for key, f in folders.items()}),
             log_trajectories(keyed, P.probe_problems))
 
 
