@@ -136,12 +136,11 @@ def rung_base(base: PretrainConfig, rung: str) -> PretrainConfig:
     return dataclasses.replace(base, **MODEL_RUNGS[rung].get("model", {}))
 
 
-def rung_run(cfg: TrainConfig, rung: str, prior: float | None = None) -> TrainConfig:
+def rung_run(cfg: TrainConfig, rung: str, prior: float) -> TrainConfig:
     """An arm's run ``cfg`` (as built) as ``rung`` of ``MODEL_RUNGS`` trains it, its base
-    refitted to P(stepwise) ``prior`` (None: the arm's)."""
+    refitted to P(stepwise) ``prior`` (``Params.rung_prior``)."""
     knobs = {k: v for k, v in MODEL_RUNGS[rung].items() if k != "model"}
-    return cfg.replace(model=rung_base(cfg.model, rung), path_prior=prior or cfg.path_prior,
-                       **knobs)
+    return cfg.replace(model=rung_base(cfg.model, rung), path_prior=prior, **knobs)
 
 
 def toy_stage(depth: float) -> str:

@@ -379,10 +379,14 @@ STAGE_WORDS = {YES: "a first stage", NO: "none"}
 """A rung's first-stage reading (``ladder.rung_rows``) in words; a check's verdict otherwise."""
 
 
+def _dip(x: pd.Series) -> str:
+    """One rung's dip (``ladder.rung_rows``' row) as a signed percentage ("-" where none)."""
+    return "-" if np.isnan(x["dip"]) else rounded("{:+.0f} %", 100 * x["dip"])
+
+
 def _dip_words(rung: str, x: pd.Series) -> str:
-    """One rung's dip (``ladder.rung_rows``' row) and its first-stage reading, in words."""
-    dip = "-" if np.isnan(x["dip"]) else rounded("{:+.0f} %", 100 * x["dip"])
-    return f"{rung} {dip} ({STAGE_WORDS.get(x['first stage'], x['first stage'])})"
+    """One rung's dip and its first-stage reading, in words."""
+    return f"{rung} {_dip(x)} ({STAGE_WORDS.get(x['first stage'], x['first stage'])})"
 
 
 def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
@@ -427,7 +431,7 @@ def r5_text(arm: str, rows: pd.DataFrame) -> str:
     """Whether the top rung shows both of the paper's stages under GRPO in ``arm``
     (``ladder.both_stages``), and why not where it does not."""
     x = rows[(rows["rung"] == LADDER[-1]) & (rows["algorithm"] == "GRPO")].iloc[0]
-    dip = "P(stepwise) " + ("-" if np.isnan(x["dip"]) else rounded("{:+.0f} %", 100 * x["dip"]))
+    dip = f"P(stepwise) {_dip(x)}"
     stage = x["first stage"]
     cross = (f"the stepwise path overtakes the direct one at a median step of "
              f"{x['crossover']:.0f}" if np.isfinite(x["crossover"]) else
