@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rlvr_dynamics import stats
+from rlvr_dynamics import registry, stats
 from rlvr_dynamics.chapters.regimes import ladder
 from rlvr_dynamics.chapters.regimes.ladder import (BETWEEN, BEYOND, GAINS, NO, SPREAD, TOY, YES,
                                                    first_masses, mechanism, turns)
@@ -288,6 +288,35 @@ def test_the_variants_of_an_arms_runs_carry_their_knobs():
     assert all(c.readout_only and c.first_character_only for c in r2.values())
     assert all(c.first_character_only and not c.readout_only for c in r3.values())
     assert not any(c.first_character_only for c in built.values())
+
+
+def test_each_rung_is_registered_from_the_base_its_runs_start_from(monkeypatch):
+    """``register_all(P, how)``: R5's arms are registered from R5's own base at the rung's
+    prior (the policy its runs start from), R2's, R3's and the runs without stepwise groups
+    from the arm's (the same registration as the chapter's); the controls always from their
+    own; and the runs of each way record the hash of the registration made for it."""
+    from rlvr_dynamics.chapters import regimes as chapter
+
+    def register(cfg, share, D, steps, seeds, profile, labels):
+        return {"policy": registry.spec_text(cfg.policy)}
+
+    monkeypatch.setattr(chapter, "register", register)
+    monkeypatch.setattr(chapter, "train_share", lambda *a: 0.1)
+    monkeypatch.setattr(chapter, "obtain_all", lambda runs, *a, **k: runs)
+    monkeypatch.setattr(chapter, "load_dynamics", lambda cfg: cfg)
+    P = chapter.Params.parse({"seeds": [0], "ladder": ["R2", "R5"],
+                              "rung_priors": {"R5": {"three paths": 0.03}}})
+    arm = chapter.register_all(P)
+    for how in ("R2", "without stepwise"):
+        assert chapter.register_all(P, how) == arm
+    r5 = chapter.register_all(P, "R5")
+    assert r5["two paths"] == arm["two paths"] and r5["three paths"] != arm["three paths"]
+    assert r5["three paths"]["policy"] == registry.spec_text(
+        P.variant("R5")["three paths", "grpo", 0].policy)
+    assert "0.03" in r5["three paths"]["policy"]
+    dynamics, _ = chapter.train_all(P, "R5")
+    assert {cfg.registration for cfg in dynamics.values()} == \
+        {chapter.content_hash(r5["three paths"])}
     assert P.model_copy(update={"without_stepwise_steps": 0}).variant("without stepwise") == {}
     with pytest.raises(Exception, match="ladder has 'R9'"):
         chapter.Params.parse({"ladder": ["R9"]})
@@ -366,6 +395,13 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
                                           YES if stage == YES else stage)
         words = sentences.ladder_text({"arm": pd.concat([full, r5])}, slopes)
         assert "Not run in this build" not in words and said in words, words
+        assert "Registered from that base" not in words
+    record = {"ladder": {"R1": {"GRPO": {"dip": -0.52, "dip step": 9.0, "crossover": np.inf}}}}
+    words = sentences.ladder_text({"arm": pd.concat([full, r5])}, slopes,
+                                  {("arm", "R5"): record, ("arm", "R2"): {}})
+    assert ("Registered from that base before its runs, the toy on the model's schedule (R1) "
+            "predicted P(stepwise) -52 % at step 9 (a first stage by the same rule) and no "
+            "crossover within its run.") in words
     assert ladder.both_stages(full) is None
 
 

@@ -248,13 +248,18 @@ class Params(NeedsParams):
         return self.regimes[regime].algorithms or self.algorithms
 
 
-def register_all(P: Params) -> dict[str, dict[str, Any]]:
+def register_all(P: Params, how: str = AS_BUILT) -> dict[str, dict[str, Any]]:
     """Every regime's registered prediction (``prediction.register``, made where missing):
-    the toy from its base, under the toy chapter's settings."""
+    the toy from its base, under the toy chapter's settings; for the runs of a model's rung
+    (``how`` in ``ladder.MODEL_RUNGS``), each arm's from the base that rung starts from
+    (``ladder.rung_run``: R5's own, refitted; R2's and R3's are the arm's, so their
+    registration is the arm's)."""
     runs, D = P.runs(), needed(P, "toy_dynamics")
     out = {}
     for name, regime in P.regimes.items():
         cfg = runs[name, P.trained(name)[0], P.seeds[0]]
+        if how in MODEL_RUNGS and name in P.three():
+            cfg = rung_run(cfg, how, P.rung_prior(how, name))
         share = train_share(cfg.model.task, cfg.model.author, regime.hard_share)
         out[name] = register(cfg, share, D, P.toy_steps, P.toy_seeds, P.profile,
                              [ALGORITHMS[a].label for a in P.trained(name)])
@@ -266,7 +271,7 @@ def train_all(P: Params, how: str = AS_BUILT
     """Every run of ``P`` trained ``how`` (``Params.variant``; trained where missing,
     ``P.workers`` at a time), each regime's prediction registered first (``register_all``) and
     recorded by its runs as they begin: (key -> its dynamics, regime -> its run folders)."""
-    hashes = {name: content_hash(record) for name, record in register_all(P).items()}
+    hashes = {name: content_hash(record) for name, record in register_all(P, how).items()}
     runs = P.variant(how, hashes)
     T = needed(P, "training")
     folders = obtain_all(list(runs.values()), P.profile, inline=T.train_inline,
@@ -281,7 +286,7 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
                runs: pd.DataFrame, registered: dict[str, dict[str, Any]],
                hard: dict[str, Any], ks: dict[str, int]
                ) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, dict[str, bool]],
-                          pd.DataFrame]:
+                          pd.DataFrame, dict[tuple[str, str], dict[str, Any]]]:
     """The ladder (``ladder``) for every arm: the runs without stepwise groups and those of the
     model's rungs of ``P.ladder`` trained where missing (``train_all``), each rung's runs read
     like the chapter's (``stages`` on the rare-only problems ``hard`` at each regime's
@@ -289,14 +294,19 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
     arm's run (the statistic reads the guess) with its interval per regime, algorithm and how
     it was trained (``ladder.slope_checks``), each arm's rungs (``ladder.rung_rows``;
     ``registered``: ``register_all``'s records), the registration checks of the runs
-    trained here (``prediction.checks``, per arm and way of training: "arm (R5)") and every
-    arm's run's log-ratio changes over its first updates (``ladder.log_trajectories``)."""
+    trained here (``prediction.checks``, per arm and way of training: "arm (R5)"), every
+    arm's run's log-ratio changes over its first updates (``ladder.log_trajectories``) and the
+    registration that judges each arm's runs trained each way ((arm, how) -> its record:
+    ``register_all(P, how)``'s, R5's from its own base)."""
     keyed = {(r, ALGORITHMS[a].label, s, AS_BUILT): run for (r, a, s), run in dynamics.items()
              if r in P.three()}
     measured, folders = {"R4": runs}, {}
+    judged = {(arm, AS_BUILT): registered[arm] for arm in P.three()}
     for how in (WITHOUT, *P.ladder):
         trained, where = train_all(P, how)
         keyed |= {(r, ALGORITHMS[a].label, s, how): run for (r, a, s), run in trained.items()}
+        judged |= {(arm, how): record for arm, record in register_all(P, how).items()
+                   if arm in where}
         for regime, f in where.items():
             folders[regime, how] = f
         if how in MODEL_RUNGS and trained:
@@ -307,9 +317,9 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
     trained_here = {(name[r, how], label, s): run for (r, label, s, how), run in keyed.items()
                     if (r, how) in name}
     return (slopes, rungs,
-            checks({name[key]: registered[key[0]] for key in folders}, trained_here,
+            checks({name[key]: judged[key] for key in folders}, trained_here,
                    {name[key]: f for key, f in folders.items()}),
-            log_trajectories(keyed, P.probe_problems))
+            log_trajectories(keyed, P.probe_problems), judged)
 
 
 def dial(P: Params, problems: int = 100) -> pd.DataFrame:

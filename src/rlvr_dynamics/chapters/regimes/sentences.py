@@ -17,10 +17,10 @@ from rlvr_dynamics.chapters.regimes.crossover import DIRECTION, registrations
 from rlvr_dynamics.chapters.regimes.scenario import RISE_MARGIN
 from rlvr_dynamics.chapters.regimes.scenario import large_k as scenario_large_k
 from rlvr_dynamics.chapters.regimes.ladder import (LADDER, MODEL_RUNGS, NO, YES, both_stages,
-                                                   turns)
+                                                   toy_stage, turns)
 from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WINDOW,
                                                       WITHOUT)
-from rlvr_dynamics.chapters.style import rounded
+from rlvr_dynamics.chapters.style import number, rounded
 from rlvr_dynamics.chapters.sentences import run_settings
 
 
@@ -389,11 +389,14 @@ def _dip_words(rung: str, x: pd.Series) -> str:
     return f"{rung} {_dip(x)} ({STAGE_WORDS.get(x['first stage'], x['first stage'])})"
 
 
-def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
+def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame,
+                judged: dict[tuple[str, str], dict[str, Any]] | None = None) -> str:
     """The ladder in words, per arm (``ladder.rung_rows``) and algorithm: the dip per rung and
     where the first stage turns (``ladder.turns``), the model's slope over the first updates
-    (``ladder.slope_checks``: as built and without stepwise groups) and what it reads as, and
-    the rungs not run in this build."""
+    (``ladder.slope_checks``: as built and without stepwise groups) and what it reads as, the
+    rungs not run in this build, and whether R5 shows both stages beside what its own
+    registration predicted (``judged``: (arm, how) -> the registration that judges those runs,
+    ``ladder_all``'s)."""
     lines = []
     for arm, rows in rungs.items():
         for label in rows["algorithm"].unique():
@@ -423,13 +426,16 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame) -> str:
                      f"{'them' if len(later) > 1 else 'it'})"
                      + (": whether a network whose paths share no first token shows both "
                         "stages is not answered here." if LADDER[-1] in later else "."))
-    lines += [r5_text(arm, rows) for arm, rows in rungs.items() if both_stages(rows)]
+    lines += [r5_text(arm, rows, (judged or {}).get((arm, LADDER[-1])))
+              for arm, rows in rungs.items() if both_stages(rows)]
     return "\n".join(lines)
 
 
-def r5_text(arm: str, rows: pd.DataFrame) -> str:
+def r5_text(arm: str, rows: pd.DataFrame, record: dict[str, Any] | None = None) -> str:
     """Whether the top rung shows both of the paper's stages under GRPO in ``arm``
-    (``ladder.both_stages``), and why not where it does not."""
+    (``ladder.both_stages``), and why not where it does not; beside it what the toy on the
+    model's schedule (R1) predicted from the rung's own base where its registration
+    ``record`` is given."""
     x = rows[(rows["rung"] == LADDER[-1]) & (rows["algorithm"] == "GRPO")].iloc[0]
     dip = f"P(stepwise) {_dip(x)}"
     stage = x["first stage"]
@@ -442,8 +448,17 @@ def r5_text(arm: str, rows: pd.DataFrame) -> str:
     said = (f"shows both stages: {dip} at its lowest, then {cross}" if answer == YES else
             f"does not show both stages: it {first}, and {cross}" if answer == NO else
             f"{first}; {cross}")
-    return (f"\n**{arm}**: on a base whose paths begin with tokens no other path writes and "
-            f"whose embeddings are untied ({LADDER[-1]}), GRPO {said}.")
+    out = (f"\n**{arm}**: on a base whose paths begin with tokens no other path writes and "
+           f"whose embeddings are untied ({LADDER[-1]}), GRPO {said}.")
+    if record is None:
+        return out
+    toy = record["ladder"]["R1"]["GRPO"]
+    return (f"{out} Registered from that base before its runs, the toy on the model's schedule "
+            f"(R1) predicted P(stepwise) {rounded('{:+.0f} %', 100 * toy['dip'])} at step "
+            f"{number(toy['dip step'])} ({STAGE_WORDS[toy_stage(toy['dip'])]} by the same "
+            f"rule) and "
+            + (f"a crossover at step {time_text(toy['crossover'])}."
+               if np.isfinite(toy["crossover"]) else "no crossover within its run."))
 
 
 def _tally(against: dict[str, dict[bool, pd.DataFrame]], name: str, strict: bool) -> str:

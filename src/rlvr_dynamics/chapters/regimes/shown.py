@@ -344,13 +344,15 @@ def ladder_table(rungs: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index(["arm", "rung", "algorithm"])
 
 
-def slope_table(slopes: pd.DataFrame, registered: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def slope_table(slopes: pd.DataFrame, judged: dict[tuple[str, str], dict[str, Any]]
+                ) -> pd.DataFrame:
     """Every measured slope over seeds (``ladder.slope_checks``), beside what the registration
-    of its regime said for it: the toy on the model's schedule (R1; for the runs without
-    stepwise groups, R1 trained the same way) and the two mechanisms."""
+    that judges its runs said for it (``judged``: (regime, how) -> record, ``ladder_all``'s):
+    the toy on the model's schedule (R1; for the runs without stepwise groups, R1 trained the
+    same way) and the two mechanisms."""
     rows = []
     for _, x in slopes.iterrows():
-        lad = registered[x["regime"]].get("ladder", {})
+        lad = judged[x["regime"], x["how"]].get("ladder", {})
         key = f"{x['algorithm']}, {WITHOUT}" if x["how"] == WITHOUT else x["algorithm"]
         r1 = lad.get("R1", {}).get(key, {}).get("slope", np.nan)
         rows.append({"regime": x["regime"], "algorithm": x["algorithm"], "trained": x["how"],
