@@ -6,7 +6,7 @@ import nbformat
 import pytest
 
 from rlvr_dynamics import REPO, verdicts
-from rlvr_dynamics.execution import chapters
+from rlvr_dynamics.execution import CAPTION, chapters
 
 pytestmark = pytest.mark.slow
 
@@ -31,6 +31,24 @@ def test_pages_hold_their_figures(smoke_book):
         assert len([s for s in images if "_images/" in s]) >= n_figures, name
         for src in images:
             assert (html / "notebooks" / src).resolve().is_file(), f"{name}: missing {src}"
+
+
+def test_every_figure_was_checked_and_is_captioned_on_its_page(smoke_book):
+    """Every figure of the smoke build went through ``style.show`` (so ``figure_check`` passed
+    it at the width the page shows it: tests/test_figure_check.py shows the check failing on
+    planted faults) and stands on its page in a figure with a caption under it."""
+    html = smoke_book / "_build" / "html"
+    for name in chapters():
+        nb = nbformat.read(smoke_book / "notebooks" / f"{name}.ipynb", as_version=4)
+        figures = [(c, o) for c in nb.cells if c.cell_type == "code"
+                   for o in c.get("outputs", []) if "image/png" in o.get("data", {})]
+        unchecked = [c.source[:60] for c, o in figures if CAPTION not in o.get("metadata", {})]
+        assert not unchecked, f"{name}: figures not shown by style.show: {unchecked}"
+        assert all(c.metadata["mystnb"]["figure"]["caption"] for c, _ in figures), name
+        page = (html / "notebooks" / f"{name}.html").read_text()
+        captioned = re.findall(r"<figure[^>]*>(?:(?!</figure>).)*?<img(?:(?!</figure>).)*?"
+                               r"<figcaption>", page, flags=re.S)
+        assert len(captioned) == len(figures), (name, len(captioned), len(figures))
 
 
 def test_math_is_typeset_from_local_files(smoke_book):

@@ -65,7 +65,7 @@ def test_table_settings_name_the_table():
     line = sentences.table_setting(P, "table1")
     assert f"n = {P.table1_n} samples per problem" in line
     assert f"{P.table1_problems} problems per benchmark" in line
-    assert sentences.passk_title(P, "table2").startswith("Pass@k, Table 2's models")
+    assert sentences.passk_caption(P, "table2").startswith("Table 2's models at CPU scale.")
     assert sentences.log_n(P) == "log n = 5.55 for n = 256, log n = 2.08 for n = 8"
 
 

@@ -593,7 +593,7 @@ def test_predicted_against_measured_crossovers_per_run():
     assert "1 of 4 runs had not crossed by their last probe although the toy had" in text
     assert text.endswith("closer to the toy under Adam (the smaller median distance on a log "
                          "scale).")
-    fig = figures.plot_predicted({"Adam": adam, "SGD": sgd}, "t", ["arm"])
+    fig = figures.plot_predicted({"Adam": adam, "SGD": sgd}, ["arm"])
     assert len(fig.axes) == 2
     labels = fig.axes[0].get_legend_handles_labels()[1]
     assert labels == ["GRPO, three paths", "GRPO, three paths, not crossed",

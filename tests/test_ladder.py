@@ -348,8 +348,8 @@ def test_the_slopes_figure_draws_every_run_beside_both_mechanisms():
     fig = figures.plot_slopes(pd.concat([t, other]), "two arms")
     shown = [ax for ax in fig.axes if ax.get_visible()]
     assert len(fig.axes) == 4 and len(shown) == 3  # a row an arm, a column a way of training
-    assert [ax.get_title() for ax in shown] == ["arm, as built", "arm, without stepwise",
-                                                "arm 2, as built"]
+    assert [ax.get_title() for ax in shown] == ["as built", "without stepwise", "as built"]
+    assert [ax.get_ylabel().split("\n")[0] for ax in fig.axes[::2]] == ["arm", "arm 2"]
 
 
 def test_the_ladders_words_name_the_turn_and_what_did_not_run():

@@ -110,6 +110,7 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
         raise
     nb = nbformat.read(running, as_version=4)
     nb.metadata[STAMP] = stamp(profile, notebook)
+    captions(nb, notebook)
     for cell in nb.cells:  # the book shows the injected values, folded, not the defaults
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
         if "parameters" in tags and "remove-cell" not in tags:
@@ -121,6 +122,32 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     os.replace(running, done)
     return done
 
+
+def captions(nb: nbformat.NotebookNode, notebook: str) -> None:
+    """Each figure that ``chapters.style.show`` left with a caption becomes a figure with that caption
+    on the page (MyST-NB's cell-level ``mystnb.figure`` options; the cell tagged full-width
+    where the figure is): MyST-NB captions every display of such a cell, so a captioned figure
+    must be its cell's only display; else an error names the notebook and the cell."""
+    for i, cell in enumerate(nb.cells):
+        shown = [o for o in cell.get("outputs", []) if o.get("output_type") in DISPLAYS]
+        captioned = [o["metadata"][CAPTION] for o in shown if CAPTION in o.get("metadata", {})]
+        if not captioned:
+            continue
+        if len(shown) > 1:
+            raise ValueError(f"notebooks/{notebook}.md, code cell {i}: a captioned figure must "
+                             f"be its cell's only display; the cell shows {len(shown)}")
+        (figure,) = captioned
+        cell.metadata.setdefault("mystnb", {})["figure"] = {"caption": figure["caption"]}
+        if figure["full"]:
+            tags = cell.metadata.setdefault("tags", [])
+            tags += [t for t in ("full-width",) if t not in tags]
+
+
+CAPTION = "rlvr_dynamics/caption"
+"""The key in a figure's output metadata under which ``chapters.style.show`` leaves its caption
+and whether it is full width."""
+DISPLAYS = ("display_data", "execute_result")
+"""The outputs that MyST-NB shows as displays (and wraps in a cell's figure)."""
 
 STAMP = "rlvr_dynamics"
 """The executed notebook's metadata key for what made it (``stamp``)."""

@@ -38,12 +38,12 @@ LAYERS: dict[str, int] = {
 import its own layer (without cycles) and the layers below, never one above."""
 
 
-PRESENTATION = ("figures", "shown", "sentences", "style", "page")
+PRESENTATION = ("figures", "shown", "sentences", "style", "page", "figure_check")
 """Module names that hold presentation only: a chapter's ``figures``, ``shown`` (tables whose
 cells are written for people) and ``sentences``, the shared ``chapters.figures``,
-``chapters.shown``, ``chapters.sentences`` and ``chapters.style`` (colours, table styles,
-number formats), and ``page`` (a page's first lines). A chapter's plain tables of numbers are
-computation."""
+``chapters.shown``, ``chapters.sentences``, ``chapters.style`` (colours, table styles,
+number formats) and ``chapters.figure_check`` (whether a figure reads), and ``page`` (a page's
+first lines). A chapter's plain tables of numbers are computation."""
 
 
 def is_presentation(module: str) -> bool:

@@ -6,7 +6,6 @@ styled are in ``chapters.shown``).
 Presentation only (``imports.is_presentation``), like ``style``."""
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -41,9 +40,10 @@ PANELS = [("greedy_accuracy", "greedy accuracy (held-out)"),
           ("clip_fraction", "clip fraction")]
 
 
-def plot_dynamics(dynamics: dict[str, list[list[dict[str, Any]]]], title: str):
+def plot_dynamics(dynamics: dict[str, list[list[dict[str, Any]]]],
+                  title: str = "Training dynamics (Figure 2's layout)"):
     """``dynamics``: algorithm label -> one record list (``dynamics.records``) per seed."""
-    fig, axes = plt.subplots(2, 4, figsize=(15, 6.5), constrained_layout=True)
+    fig, axes = plt.subplots(2, 4, figsize=(10, 5.6))
     for ax, (key, name) in zip(axes.flat, PANELS):
         for label, runs in dynamics.items():
             if not all(any(key in r for r in run) for run in runs):
@@ -54,22 +54,25 @@ def plot_dynamics(dynamics: dict[str, list[list[dict[str, Any]]]], title: str):
             if len(runs) > 1:
                 ax.fill_between(steps, values.min(0), values.max(0), color=color, alpha=0.2,
                                 lw=0)
-        ax.set_title(name, fontsize=10)
+        ax.set_title(name)
         ax.set_xlabel("training step")
         ax.grid(alpha=0.3)
-    axes.flat[0].legend(fontsize=9)
     axes.flat[-1].axis("off")
-    fig.suptitle(textwrap.fill(title, 170), fontsize=10)
+    axes.flat[-1].legend(*axes.flat[0].get_legend_handles_labels(), loc="center")
+    fig.suptitle(title)
     return fig
 
 
-def plot_passk(long: pd.DataFrame, title: str) -> plt.Figure:
+def plot_passk(long: pd.DataFrame, title: str = "Pass@k of the base and the trained models"
+               ) -> plt.Figure:
     """Pass@k against k: one panel per (setting, benchmark), one line per model (mean over
-    seeds, shaded from the lowest to the highest seed)."""
+    seeds, shaded from the lowest to the highest seed), at most four to a row."""
     panels = list(dict.fromkeys(zip(long["setting"], long["benchmark"])))
-    fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.5), squeeze=False,
-                             sharey=True)
-    for ax, (setting, bench) in zip(axes[0], panels):
+    cols = min(4, len(panels))
+    rows = -(-len(panels) // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.4 * cols + 0.4, 2.6 * rows + 0.6),
+                             squeeze=False, sharey=True)
+    for ax, (setting, bench) in zip(axes.flat, panels):
         part = long[(long["setting"] == setting) & (long["benchmark"] == bench)]
         stats = over_seeds(part, "pass@k", ["model", "k"]).reset_index()
         for label, g in stats.groupby("model", sort=False):
@@ -78,10 +81,11 @@ def plot_passk(long: pd.DataFrame, title: str) -> plt.Figure:
             ax.fill_between(g["k"], g["min"], g["max"], color=color, alpha=0.15, lw=0)
         ax.set_xscale("log", base=2)
         ax.set(xlabel="k", title=f"{bench}, {setting}")
-        ax.title.set_fontsize(9)
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("Pass@k (%)")
-    axes[0][0].legend(fontsize=7)
-    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
-    fig.tight_layout()
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("Pass@k (%)")
+    axes[0][0].legend()
+    fig.suptitle(title)
     return fig

@@ -9,8 +9,13 @@ from __future__ import annotations
 import math
 import re
 
+import matplotlib.pyplot as plt
 import pandas as pd
+from IPython.display import display
+from matplotlib_inline.backend_inline import set_matplotlib_formats
 
+from rlvr_dynamics.chapters import figure_check
+from rlvr_dynamics.execution import CAPTION
 from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.tasks.sums import PATH_TRACES
 
@@ -32,11 +37,32 @@ TINY = 5e-13
 """Below this in magnitude a computed number is floating-point residue: shown as 0."""
 
 
+FIGURE_RC = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10,
+             "xtick.labelsize": 9, "ytick.labelsize": 9, "legend.fontsize": 9,
+             "figure.titlesize": 11, "figure.dpi": figure_check.DPI,
+             "figure.constrained_layout.use": True}
+"""matplotlib's settings for every figure on the pages: text that reads at the page's width
+(``figure_check.MIN_POINTS``), laid out so that labels do not collide."""
+
 def for_pages() -> None:
     """pandas' display on the book's pages: three decimals, and text never cut short (pandas
-    cuts a cell's text at 50 characters, which hid the end of every claim's measurement)."""
+    cuts a cell's text at 50 characters, which hid the end of every claim's measurement);
+    figures with ``FIGURE_RC``, drawn at twice the pixels they are shown at (sharp on any
+    screen)."""
     pd.set_option("display.precision", 3)
     pd.set_option("display.max_colwidth", None)
+    plt.rcParams.update(FIGURE_RC)
+    set_matplotlib_formats("retina")
+
+
+def show(fig: plt.Figure, caption: str, full: bool = False) -> None:
+    """``fig`` on the page with ``caption`` (MyST: the settings, seeds and spread, written from
+    the run) under it, full width where ``full``; checked first (``figure_check.check`` at the
+    width it is shown at: a figure that reads badly is an error), and closed, so that the cell
+    shows it once."""
+    figure_check.check(fig, figure_check.FULL if full else figure_check.COLUMN)
+    display(fig, metadata={CAPTION: {"caption": caption, "full": full}})
+    plt.close(fig)
 
 
 def rounded(fmt: str, x: float) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from rlvr_dynamics.chapters.base_model import (Base, Params, author_pass_at_k,
+from rlvr_dynamics.chapters.base_model import (Base, author_pass_at_k,
                                                direct_success_by_sum, setting_names,
                                                stepwise_success)
 from rlvr_dynamics.passk import bootstrap_ci, ks_for, pass_at_k
@@ -30,13 +30,12 @@ def plot_author(author: Author, task: SumTask, operand_counts=(3, 6, 9)):
     ax.axvspan(lo * 10 ** (task.digits - 1) - 1, hi * top, color="0.9", zorder=0,
                label=f"test sums ({lo}-{hi} operands)")
     ax.set(xlabel="the sum", ylabel="P(right | path)", ylim=(-0.02, 1.02),
-           title=f"The author (exact): carry slip {author.carry_slip}, cap {author.carry_cap}, "
-                 f"step slip {author.step_slip}")
-    ax.legend(fontsize=8, loc="center right")
+           title="The author's chance of being right, by path (exact)")
+    ax.legend(loc="center right")
     return fig
 
 
-def plot_pretraining(base: Base, P: Params):
+def plot_pretraining(base: Base):
     """The training loss (a running mean over a fiftieth of the steps) and the held-out loss
     against the floor, on a log scale."""
     held, losses, floor = base.held, np.array(base.log["losses"]), base.floor
@@ -48,26 +47,25 @@ def plot_pretraining(base: Base, P: Params):
     ax.plot(held[:, 0], held[:, 1], "o-", ms=3, label="held-out loss")
     ax.axhline(floor, color="k", ls="--", label=f"floor: the author's entropy ({floor:.3f})")
     ax.set(yscale="log", xlabel="pretraining step", ylabel="nats per completion token",
-           title=f"Pretraining (seed {P.seed}, batch {P.batch}, lr {P.lr}, worked {P.worked})")
-    ax.legend(fontsize=8)
+           title="Pretraining against its floor")
+    ax.legend()
     return fig
 
 
 def plot_match(match: dict[str, dict[str, np.ndarray]]):
     """Each problem's P(right | direct), base against author, one panel per split."""
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.4), sharey=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7, 3.4), sharey=True)
     for ax, (s, mm) in zip(axes, match.items()):
         ax.scatter(mm["author_direct_right"], mm["direct_right"], s=10, c=mm["m"],
                    cmap="viridis")
         ax.plot([0, 1], [0, 1], "k--", lw=1)
         ax.set(xlabel="author: P(right | direct)", title=f"{s}: {len(mm['m'])} problems")
     axes[0].set_ylabel("base: P(right | direct)")
-    fig.suptitle("Each problem's right direct answer, base against author (colour: operands)")
-    plt.tight_layout()
+    fig.suptitle("Each problem's right direct answer, base against author")
     return fig
 
 
-def plot_passk(sampled, splits: dict[str, list], author: Author, samples: int, seed: int):
+def plot_passk(sampled, splits: dict[str, list], author: Author, samples: int):
     """Pass@k of the base per split and setting (unbiased estimator, 95 % bootstrap band over
     problems) beside the author's exact curve at T = 1."""
     ks = ks_for(samples)
@@ -84,14 +82,12 @@ def plot_passk(sampled, splits: dict[str, list], author: Author, samples: int, s
         ax.set(xscale="log", xticks=ks, xticklabels=ks, xlabel="k",
                title=f"{s} ({len(splits[s])} problems)")
     axes[0].set_ylabel("Pass@k")
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"Pass@k of the base (n = {samples}, seed {seed}; band: 95 % bootstrap over "
-                 "problems)")
-    plt.tight_layout()
+    axes[0].legend()
+    fig.suptitle("Pass@k of the base beside its author's")
     return fig
 
 
-def plot_success_shares(sampled, splits: dict[str, list], samples: int, seed: int):
+def plot_success_shares(sampled, splits: dict[str, list]):
     """Histograms of each problem's share of right samples, one panel per setting, split by
     whether the direct path can reach the problem."""
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
@@ -107,7 +103,6 @@ def plot_success_shares(sampled, splits: dict[str, list], samples: int, seed: in
                             label=f"{s}, {'within' if possible else 'beyond'} the direct path")
         ax.set(xlabel="share of a problem's samples that are right", title=name, yscale="log")
     axes[0].set_ylabel("problems")
-    axes[0].legend(fontsize=7)
-    fig.suptitle(f"Per-problem success of the base (n = {samples}, seed {seed})")
-    plt.tight_layout()
+    axes[0].legend()
+    fig.suptitle("Per-problem success of the base")
     return fig

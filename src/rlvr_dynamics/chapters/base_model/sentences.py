@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from rlvr_dynamics.chapters.base_model import Base, direct_success_by_sum
+from rlvr_dynamics.chapters.base_model import Base, Params, direct_success_by_sum
 from rlvr_dynamics.measure import EvalSettings
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.tasks.sums import Author, stepwise_completion
@@ -85,3 +85,36 @@ def nucleus_text(nucleus: dict[str, np.ndarray], setting: EvalSettings) -> str:
         f"on {split}, P(#) at temperature {t:g} is {p.mean():.3f} on average (lowest "
         f"{p.min():.3f}), so top-p {top_p:g} leaves the stepwise path out of the nucleus on "
         f"{int((p > top_p).sum())} of {len(p)} problems" for split, p in nucleus.items()) + "."
+
+
+# --- the figures' captions ---------------------------------------------------------------------
+
+def author_caption(author: Author) -> str:
+    """The author's figure's caption: its slips."""
+    return (f"The direct path exact per sum, the stepwise path per operand count (dashed); "
+            f"carry slip {author.carry_slip}, cap {author.carry_cap}, step slip "
+            f"{author.step_slip}; shaded: the test split's sums.")
+
+
+def pretraining_caption(P: Params) -> str:
+    """Pretraining's caption: its settings."""
+    return (f"Seed {P.seed}, batch {P.batch}, learning rate {P.lr}, share of worked "
+            f"completions {P.worked}; the floor is the author's entropy per completion token.")
+
+
+MATCH_CAPTION = ("Each point a problem; colour: its operand count; dashed: the base equal to its "
+                 "author.")
+"""The match figure's caption."""
+
+
+def passk_caption(samples: int, seed: int) -> str:
+    """The base's Pass@k caption: samples, seed, band."""
+    return (f"The unbiased estimator from n = {samples} samples per problem (seed {seed}); band: "
+            "95 % bootstrap over problems; dashed: the author at T = 1, exact.")
+
+
+def success_caption(samples: int, seed: int) -> str:
+    """The per-problem success caption."""
+    return (f"Each problem's share of right samples out of n = {samples} (seed {seed}); solid: "
+            "the test split, dashed: the other; blue: within the direct path's reach, red: "
+            "beyond it.")

@@ -83,9 +83,9 @@ def table_setting(P: Params, table: str) -> str:
             f"shaded: {P.bootstrap}-resample bootstrap 95% interval over problems")
 
 
-def passk_title(P: Params, table: str) -> str:
-    """The title of ``table``'s Pass@k figure (Table 1 or 2 of the paper)."""
-    return f"Pass@k, Table {table[-1]}'s models at CPU scale. {table_setting(P, table)}"
+def passk_caption(P: Params, table: str) -> str:
+    """The caption of ``table``'s Pass@k figure (Table 1 or 2 of the paper)."""
+    return f"Table {table[-1]}'s models at CPU scale. {table_setting(P, table)}"
 
 
 def entropy_caption(P: Params) -> str:

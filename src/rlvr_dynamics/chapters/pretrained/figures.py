@@ -3,8 +3,6 @@ models (shared: ``chapters.figures``), and Pass@k along training from the runs' 
 (its tables for people are in ``shown``)."""
 from __future__ import annotations
 
-import textwrap
-
 import matplotlib.pyplot as plt
 import pandas as pd
 
@@ -12,14 +10,14 @@ from rlvr_dynamics.chapters.figures import plot_dynamics, plot_passk  # noqa: F4
 from rlvr_dynamics.chapters.style import COLORS
 
 
-def plot_probe(long: pd.DataFrame, title: str) -> plt.Figure:
+def plot_probe(long: pd.DataFrame, title: str = "Pass@k along training") -> plt.Figure:
     """Pass@k over training, one panel per (setting, level, k), one line per algorithm (mean
     over seeds, shaded from the lowest to the highest)."""
     panels = list(dict.fromkeys(zip(long["setting"], long["level"], long["k"])))
     cols = min(4, len(panels))
     rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(3.3 * cols, 2.7 * rows), squeeze=False,
-                             sharex=True, sharey=True, constrained_layout=True)
+    fig, axes = plt.subplots(rows, cols, figsize=(2.5 * cols, 2.4 * rows + 0.6), squeeze=False,
+                             sharex=True, sharey=True)
     for ax, (setting, level, k) in zip(axes.flat, panels):
         part = long[(long["setting"] == setting) & (long["level"] == level) & (long["k"] == k)]
         for label, g in part.groupby("model", sort=False):
@@ -27,11 +25,11 @@ def plot_probe(long: pd.DataFrame, title: str) -> plt.Figure:
             ax.plot(s.index, s["mean"], color=COLORS.get(label), label=label, lw=1.4)
             ax.fill_between(s.index, s["min"], s["max"], color=COLORS.get(label), alpha=0.15,
                             lw=0)
-        ax.set_title(f"{level}, {setting}: Pass@{k}", fontsize=8)
+        ax.set_title(f"{level}, {setting}: Pass@{k}")
         ax.grid(alpha=0.3)
     for ax in axes.flat[len(panels):]:
         ax.axis("off")
-    axes.flat[0].legend(fontsize=7)
-    fig.supxlabel("training step", fontsize=8)
-    fig.suptitle(textwrap.fill(title, 150), fontsize=8)
+    axes.flat[0].legend()
+    fig.supxlabel("training step")
+    fig.suptitle(title)
     return fig

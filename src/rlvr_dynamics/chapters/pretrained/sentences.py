@@ -24,10 +24,21 @@ def described(where: str, Q: Params, T: Any) -> str:
             f"n = {Q.n}, at most {T.max_completion_length} tokens")
 
 
-def dynamics_title(Q: Params, described: str) -> str:
-    """The title of the chapter's Figure 2: the training mix and ``described``."""
-    return (f"Training dynamics on the mix {Q.levels}. {described}; lines: mean over seeds, "
-            "bands: min to max")
+def dynamics_caption(Q: Params, described: str) -> str:
+    """The caption of the chapter's Figure 2: the training mix and ``described``."""
+    return (f"Trained on the mix {Q.levels}. {described}; lines: mean over seeds, bands: min "
+            "to max.")
+
+
+def probe_caption(Q: Params, described: str) -> str:
+    """The caption of Pass@k along training: the probe and ``described``."""
+    return (f"{Q.probe_samples} samples of {Q.probe_problems} test problems every "
+            f"{Q.probe_every} steps. {described}; lines: mean over seeds, bands: min to max.")
+
+
+def passk_caption(described: str) -> str:
+    """The caption of the base's and the trained models' Pass@k."""
+    return f"{described}; lines: mean over seeds, bands: min to max over seeds."
 
 
 def difficulty_caption(P: Params, described: str) -> str:

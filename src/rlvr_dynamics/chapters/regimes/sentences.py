@@ -115,12 +115,25 @@ def same_ordering_text() -> str:
 
 # --- the verdicts --------------------------------------------------------------------------------
 
-def phase_title(setting: str, D: Any, toy_seeds: int) -> str:
-    """The title of the LM's regime map beside the toy's prediction (``D``: the toy chapter's
+def regimes_caption(regimes: dict[str, Any], setting: str) -> str:
+    """The caption of ``figures.plot_regimes``: each regime's knobs and the runs' settings."""
+    def knobs(regime: Any) -> str:
+        set_ = regime.model_dump(exclude_none=True)
+        return ", ".join(f"{key} {v}" for key, v in set_.items()) or "as pretrained, as drawn"
+
+    rows = "; ".join(f"{name}: {knobs(r)}" for name, r in regimes.items())
+    return (f"A row per regime ({rows}). Paths: solid right, dotted wrong, grey the guess; "
+            f"Pass@k: solid the full distribution, dashed the paper's setting; mean over seeds, "
+            f"band min to max. {setting}")
+
+
+def phase_caption(setting: str, D: Any, toy_seeds: int) -> str:
+    """The caption of the LM's regime map beside the toy's prediction (``D``: the toy chapter's
     parameters)."""
-    return (f"The LM's regime map. {setting}; the toy's registered prediction from the same "
-            f"π0, rewards and G, the toy chapter's optimizer ({D.optimizer}, lr {D.lr:g}), "
-            f"{toy_seeds} seeds")
+    return (f"Left: each seed's crossover step (dots; never crossed: above the line); right: "
+            f"the depth, mean and range over seeds. {setting}; dashed: the toy's registered "
+            f"prediction from the same π0, rewards and G, the toy chapter's optimizer "
+            f"({D.optimizer}, lr {D.lr:g}), {toy_seeds} seeds.")
 
 
 def verdict_rules() -> str:
@@ -188,23 +201,23 @@ def scenario_intro(controls: dict[str, str], ks: dict[str, int],
     return " ".join(out)
 
 
-def scenario_title(setting: str) -> str:
-    """The title of the scenario's figure."""
-    return (f"The paper's scenario: P(stepwise) on the rare-path-only problems, relative to the "
-            f"base (solid: with the guess; dashed: the control; shaded: a fall by more than "
-            f"{FALL_MARGIN:.0%}). {setting}")
+def scenario_caption(setting: str) -> str:
+    """The caption of the scenario's figure."""
+    return (f"P(stepwise) on the rare-path-only problems relative to the base, log scale "
+            f"(solid: with the guess; dashed: the control; shaded: a fall by more than "
+            f"{FALL_MARGIN:.0%}); mean over seeds, band min to max. {setting}")
 
 
-def slopes_title(setting: str) -> str:
-    """The title of ``figures.plot_slopes``: what is drawn, over which updates, and the
+def slopes_caption(setting: str) -> str:
+    """The caption of ``figures.plot_slopes``: what is drawn, over which updates, and the
     settings."""
     return (f"The first-character masses after each of the first {WINDOW} updates, as changes "
             f"of their log-ratios from the start, one line a seed (means over the probe's drawn "
             f"problems); dashed: the tabular update, dotted: proportional spreading. {setting}")
 
 
-def predicted_title(setting: str) -> str:
-    """The title of the figure of predicted against measured crossovers."""
+def predicted_caption(setting: str) -> str:
+    """The caption of the figure of predicted against measured crossovers."""
     return ("The LM's crossover per run against the toy's registered one (filled: three paths "
             "at the first character, hollow: two; triangles: not crossed by the run's last "
             f"probe; grey: the diagonal). {setting}")

@@ -266,3 +266,36 @@ def bases_text(mid: pd.DataFrame, others: Sequence[str]) -> str:
                          f"({label}; {other - first:+.1f} points)")
     return ("At the first base's mid-curve k the bases read " + "; ".join(parts) + ". The checks "
             "below compare the trained models with the first base, the one they start from.")
+
+
+# --- the figures' captions ---------------------------------------------------------------------
+
+def passk_caption(described: str) -> str:
+    """The caption of Pass@k of the base and the trained models."""
+    return f"{described}; lines: mean over seeds, bands: min to max over seeds."
+
+
+def per_problem_caption(setting: str, described: str) -> str:
+    """The caption of the per-problem scatter."""
+    return (f"Each dot a problem under the {setting} setting: its share of correct samples "
+            f"under the base (x) and the trained model (y, mean over seeds); grey: no change. "
+            f"{described}")
+
+
+def paths_caption(window: str, D: Any, seeds: int | None = None) -> str:
+    """The caption of the paths' shares over training (``window``: ``window_text``'s), with the
+    toy's main setting ``D`` and its ``seeds`` where its panel is drawn."""
+    toy = (f" Toy: π0 = {D.pi0}, r = {D.rewards}, G = {D.G}, {seeds} seeds; "
+           "a1 the direct path, a2 the stepwise one, a3 a wrong answer." if seeds else "")
+    return (f"Solid: right, dotted: wrong; mean over seeds, bands: min to max ({window})."
+            + toy)
+
+
+def knob_paths_caption(generations: int, window: str) -> str:
+    """The caption of the paths' shares with fewer rollouts per prompt."""
+    return f"{generations} completions per step. {paths_caption(window, None)}"
+
+
+def corrected_caption(window: str) -> str:
+    """The caption of the corrected steps over training."""
+    return f"Mean over seeds, bands: min to max ({window})."

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import NullFormatter
 
 from rlvr_dynamics import theory as T
-from rlvr_dynamics.chapters.theory import (PROMPT, MonteCarlo, Params, Prop1Check, Tabular,
-                                           probability_gainers, remark2_cases)
+from rlvr_dynamics.chapters.theory import (MonteCarlo, Params, Prop1Check, Tabular,
+                                           remark2_cases)
 
 
 def plot_remark2(setting: Tabular, P: Params) -> plt.Figure:
@@ -16,7 +17,7 @@ def plot_remark2(setting: Tabular, P: Params) -> plt.Figure:
     after A(v) = +1 and -1, for a likely and a rare sampled action (no sampling)."""
     pi_sorted = setting.pi[np.argsort(-setting.pi)]
     vocab, lr = P.vocab, P.lr
-    fig, axes = plt.subplots(2, 2, figsize=(11, 6), sharex=True)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 6), sharex=True)
     positions = np.arange(vocab)
     for col, (name, v) in enumerate(remark2_cases(vocab).items()):
         for sign, colour in ((+1, "tab:green"), (-1, "tab:red")):
@@ -26,24 +27,17 @@ def plot_remark2(setting: Tabular, P: Params) -> plt.Figure:
             axes[0, col].bar(positions + offset, dz, 0.4, color=colour,
                              label=f"A(v) = {sign:+d}")
             axes[1, col].bar(positions + offset, dpi, 0.4, color=colour)
-        gain = probability_gainers(pi_sorted, v, lr)
-        axes[0, col].set_title(
-            f"sampled v = action {v} ({name}, pi(v) = {pi_sorted[v]:.3f})\n"
-            f"after A(v)=+1, other actions that gain probability: {gain or 'none'}",
-            fontsize=9)
+        axes[0, col].set_title(f"sampled v = action {v} ({name}, π(v) = {pi_sorted[v]:.3f})")
         for ax in axes[:, col]:
             ax.axhline(0, color="k", lw=0.5)
             ax.axvline(v, color="grey", ls="--", lw=0.8)
     axes[0, 0].set_ylabel("logit change  Δz (Lemma 1)")
     axes[1, 0].set_ylabel("probability change  Δπ (exact)")
-    axes[0, 0].legend(fontsize=8)
+    axes[0, 0].legend()
     for ax in axes[1]:
-        ax.set_xlabel("action, most to least likely")
-        ax.set_xticks(positions, [f"{u}\n{p:.2f}" for u, p in zip(positions, pi_sorted)],
-                      fontsize=7)
-    fig.suptitle(f"Remark 2 on the seed-{P.seed} policy over {vocab} actions, η = {lr}, "
-                 "|A(v)| = 1 (exact, no sampling)", fontsize=10)
-    fig.tight_layout()
+        ax.set_xlabel("action, most to least likely (below: its π)")
+        ax.set_xticks(positions, [f"{u}\n{p:.2f}" for u, p in zip(positions, pi_sorted)])
+    fig.suptitle("Remark 2: one update moves the sampled action and the others")
     return fig
 
 
@@ -70,10 +64,8 @@ def plot_monte_carlo(mc: MonteCarlo, P: Params) -> plt.Figure:
     ax.loglog(n, mc.se_group, "--", color="tab:orange", lw=1, alpha=0.6)
     ax.set(xlabel="N, sampled actions (or groups) averaged",
            ylabel="RMS error  ‖mean − exact‖₂",
-           title=f"Monte Carlo error of the expected logit update: V = {P.vocab}, η = {P.lr}, "
-                 f"seed {P.seed}\neach point the RMS over {P.mc_repeats} independent means")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
+           title="Monte Carlo error of the expected logit update")
+    ax.legend()
     return fig
 
 
@@ -81,13 +73,14 @@ def plot_proposition1(check: Prop1Check, P: Params) -> plt.Figure:
     """Left: Proposition 1's error against eta (slope 2) beside the change itself (slope 1).
     Right: one step's measured Delta log pi, Proposition 1's prediction, and K = I rescaled."""
     p, mid, lrs = check.result, check.mid, check.lrs
-    fig, (ax, bx) = plt.subplots(1, 2, figsize=(12, 4.5))
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4.5))
     _loglog(ax, p.lrs, p.errors, 2, "max |measured − predicted|")
     ax.loglog(p.lrs, np.abs(p.actual).max(1), "s--", color="grey", ms=4,
               label="max |Δlog π| itself (first order)")
     ax.set(xlabel="step size η", ylabel="max over actions",
            title="Proposition 1's remainder shrinks like η²")
-    ax.legend(fontsize=8)
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.legend()
     tokens = np.arange(len(check.tokens))
     bx.bar(tokens - 0.27, p.actual[mid], 0.27, label="measured after the step")
     bx.bar(tokens, p.predicted[mid], 0.27, label="Proposition 1: (I − eπᵀ) K Δz")
@@ -95,12 +88,9 @@ def plot_proposition1(check: Prop1Check, P: Params) -> plt.Figure:
     bx.bar(tokens + 0.27, scale * p.tabular[mid], 0.27,
            label=f"K = I (Lemma 1 alone), rescaled ×{scale:.0f}")
     bx.axhline(0, color="k", lw=0.5)
-    bx.set_xticks(tokens, check.tokens, fontsize=7)
+    bx.set_xticks(tokens, check.tokens, rotation=90)
     bx.set(xlabel="next token", ylabel="Δ log π(token | x)",
            title=f"one step, η = {lrs[mid]:.2g}")
-    bx.legend(fontsize=8)
-    fig.suptitle(f"Proposition 1 on a tiny Qwen2 (hidden {P.hidden}, {P.layers} layers, "
-                 f"{check.n_params:,} parameters, random init seed {P.seed}, float64), "
-                 f"prompt '{PROMPT}', one deterministic step", fontsize=10)
-    fig.tight_layout()
+    bx.legend()
+    fig.suptitle("Proposition 1 on a tiny network")
     return fig

@@ -10,8 +10,9 @@ import numpy as np
 
 from rlvr_dynamics.chapters.theory import (AUTOGRAD_TOL, EQ2_GAP, EQ2_REL_TOL, EXACT_TOL,
                                            MC_SE, MC_SLOPE_TOL, PROP1_SLOPE_TOL, Z_MAX, Check,
-                                           Eq2Check, GroupCheck, MonteCarlo, Params,
-                                           Prop1Check, Tabular)
+                                           PROMPT, Eq2Check, GroupCheck, MonteCarlo, Params,
+                                           Prop1Check, Tabular, probability_gainers,
+                                           remark2_cases)
 
 
 # --- what the notebook prints of each check ----------------------------------------------------
@@ -225,3 +226,36 @@ def summary_text(record: dict[str, Any], P: Params) -> str:
         f"{low:.3f} to {high:.3f} and responses of {_ranged(lengths, '{:d}')} tokens.",
     ]
     return "\n".join(f"* {b}" for b in bullets)
+
+
+# --- the figures' captions ---------------------------------------------------------------------
+
+def remark2_caption(setting: Tabular, P: Params) -> str:
+    """Remark 2's caption: the policy, the step and, per sampled action, the other actions that
+    gain probability after a positive sample (``probability_gainers``)."""
+    pi = setting.pi[np.argsort(-setting.pi)]
+    gains = "; ".join(f"after A(v) = +1 on action {v} ({name}), the others that gain "
+                      f"probability: {_listed(probability_gainers(pi, v, P.lr))}"
+                      for name, v in remark2_cases(P.vocab).items())
+    return (f"Lemma 1's logit change (top) and the exact probability change (bottom) on the "
+            f"seed-{P.seed} policy over {P.vocab} actions, η = {P.lr}, |A(v)| = 1 (exact, no "
+            f"sampling); green: A(v) = +1, red: A(v) = −1; dashed: the sampled action. {gains}.")
+
+
+def _listed(actions: list[int]) -> str:
+    return ", ".join(map(str, actions)) or "none"
+
+
+def monte_carlo_caption(P: Params, G: int) -> str:
+    """Theorem 1's Monte Carlo caption."""
+    return (f"V = {P.vocab}, η = {P.lr}, seed {P.seed}; each point the RMS error over "
+            f"{P.mc_repeats} independent means of N sampled actions (blue) or N groups of "
+            f"G = {G} (orange); dashed: the exact standard error; dotted: slope −1/2.")
+
+
+def proposition1_caption(check: Prop1Check, P: Params) -> str:
+    """Proposition 1's caption."""
+    return (f"A tiny Qwen2 (hidden {P.hidden}, {P.layers} layers, {check.n_params:,} "
+            f"parameters, random init seed {P.seed}, float64), prompt `{PROMPT}`, one "
+            "deterministic step. Left: the remainder against η (dotted: slope 2) beside the "
+            "change itself; right: one step's change per next token.")

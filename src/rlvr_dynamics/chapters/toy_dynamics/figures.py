@@ -13,10 +13,7 @@ from matplotlib.patches import Patch
 from rlvr_dynamics import toy
 from rlvr_dynamics.chapters.figures import plot_policy
 from rlvr_dynamics.chapters.style import ACTION_COLORS
-from rlvr_dynamics.chapters.toy_dynamics import (SHARE_WINDOW, Params, negative_shares,
-                                                 two_settings)
-from rlvr_dynamics.chapters.toy_dynamics.sentences import settings, spread
-from rlvr_dynamics.chapters.toy_dynamics.shown import show
+from rlvr_dynamics.chapters.toy_dynamics import Params, negative_shares, two_settings
 
 
 def legend_handles(K: int) -> list:
@@ -30,18 +27,18 @@ def legend_handles(K: int) -> list:
 
 
 def policy_panels(panels: list[tuple[toy.Summary, int, str]], title: str, ncol: int = 2,
-                  width: float = 3.7):
+                  width: float = 3.5):
     """``plot_policy`` panels, one per (summary, setting, title), ``ncol`` to a row."""
     nrow = -(-len(panels) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(width * ncol, 2.8 * nrow + 1.2),
-                             squeeze=False, sharey=True, constrained_layout=True)
+                             squeeze=False, sharey=True)
     for (summary, s, t), ax in zip(panels, axes.flat):
         plot_policy(ax, summary, s, t)
     for ax in axes.flat[len(panels):]:
         ax.set_axis_off()
     K = max(summary.mean.shape[-1] for summary, _, _ in panels)
-    fig.legend(handles=legend_handles(K), loc="outside lower center", ncol=4, fontsize=8)
-    fig.suptitle(title, fontsize=9)
+    fig.legend(handles=legend_handles(K), loc="outside lower center", ncol=3)
+    fig.suptitle(title)
     return fig
 
 
@@ -71,8 +68,8 @@ def plot_phase(ax, t: np.ndarray, p2, G, steps: int, title: str, norm=None):
     im = ax.imshow(shown, origin="lower", aspect="auto", cmap="viridis_r", norm=norm)
     for (i, j), v in np.ndenumerate(t):
         ax.text(j, i, f">{steps}" if np.isinf(v) else f"{v:.0f}", ha="center", va="center",
-                fontsize=8, color="k" if np.isinf(v) or v < np.sqrt(steps) else "w")
-    ax.set_xticks(range(len(p2)), [f"{p:g}" for p in p2], fontsize=8)
+                color="k" if np.isinf(v) or v < np.sqrt(steps) else "w")
+    ax.set_xticks(range(len(p2)), [f"{p:g}" for p in p2], rotation=45)
     ax.set_yticks(range(len(G)), [str(g) for g in G])
     ax.set(xlabel=r"initial $\pi(a_2)$", ylabel="G", title=title)
     return im
@@ -99,22 +96,20 @@ def plot_figure1(P: Params, by_pi0: toy.Summary, by_r: toy.Summary):
     return policy_panels(
         [(by_pi0, s, f"π0 = {tuple(p)}") for s, p in enumerate(P.pi0_sweep)]
         + [(by_r, s, f"r = {tuple(r)}") for s, r in enumerate(P.reward_sweep)],
-        f"Figure 1 (ours). Panels 1-{len(P.pi0_sweep)}: r = {tuple(P.rewards)}; then π0 = "
-        f"{tuple(P.pi0)}.\n{settings(P)}; {spread(P)};\ndashed: mean field.")
+        "Figure 1 (ours): the two stages")
 
 
 def plot_relative_negatives(P: Params, main: toy.Summary):
     """The mean policy of the main setting beside the shares of the relative negatives: the
     shift from a3 to a1 that Section 3.2 describes."""
     share = negative_shares(main)
-    fig, axes = plt.subplots(1, 2, figsize=(8, 3.2), sharex=True, constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7, 3.2), sharex=True)
     plot_policy(axes[0], main, 0, "mean policy (band: central seeds)")
     for k in range(share.shape[-1]):
         axes[1].plot(share[:, k], color=ACTION_COLORS[k], label=f"$a_{k + 1}$")
     axes[1].set(title="share of the relative negatives", xlabel="step", ylim=(-0.02, 1.02))
     axes[1].legend()
-    fig.suptitle(f"{show(P.pi0, P.rewards)}; {settings(P)}; {spread(P)};\nshares pooled over "
-                 f"{P.seeds} seeds in windows of {SHARE_WINDOW} steps", fontsize=9)
+    fig.suptitle("Which action is the relative negative")
     return fig
 
 
@@ -124,32 +119,27 @@ def plot_optimizers(P: Params, by_opt: dict[str, toy.Summary]):
     return policy_panels(
         [(sm, s, f"{name}, η={opts[name]['lr']}, π0 = {tuple(p)}")
          for name, sm in by_opt.items() for s, p in enumerate(two_settings(P))],
-        f"Mean over seeds (thick) and mean field (dashed); r = {tuple(P.rewards)}, G={P.G}, "
-        f"τ={P.tau};\n{spread(P)}.")
+        "The mean of trajectories against the mean field")
 
 
 def plot_figure5(P: Params, by_G: dict[int, toy.Summary]):
     """Figure 5 (ours): one policy panel per group size."""
     return policy_panels([(sm, 0, f"G = {g}") for g, sm in by_G.items()],
-                         f"Figure 5 (ours). {show(P.pi0, P.rewards)}; {P.optimizer}, "
-                         f"η={P.lr}, τ={P.tau};\n{spread(P)}; dashed: mean field.")
+                         "Figure 5 (ours): the group size")
 
 
 def plot_figure6(P: Params, by_tau: toy.Summary):
     """Figure 6 (ours): one policy panel (the sampling policy Softmax(z/τ)) per temperature."""
     return policy_panels(
         [(by_tau, s, f"τ = {t:g}") for s, t in enumerate(P.tau_sweep)],
-        f"Figure 6 (ours). Logits start at log π0, π0 = {tuple(P.pi0)}; curves: the sampling "
-        f"policy Softmax(z/τ).\nr = {tuple(P.rewards)}; {P.optimizer}, η={P.lr}, G={P.G}; "
-        f"{spread(P)}; dashed: mean field.")
+        "Figure 6 (ours): the temperature")
 
 
 def plot_figure7(P: Params, four: toy.Summary):
     """Figure 7 (ours): one policy panel per four-action setting."""
     return policy_panels([(four, s, f"π0 = {tuple(p)}\nr = {tuple(r)}") for s, (p, r) in
                           enumerate(zip(P.pi0_four, P.rewards_four))],
-                         f"Figure 7 (ours). Four actions; {settings(P)};\n{spread(P)}; "
-                         "dashed: mean field.")
+                         "Figure 7 (ours): four actions")
 
 
 def plot_negative_only(P: Params, by_opt: dict[str, toy.Summary],
@@ -157,14 +147,13 @@ def plot_negative_only(P: Params, by_opt: dict[str, toy.Summary],
     """pi(a1), pi(a2) and the expected reward, standard against negative-only, one row per
     optimiser (the main setting)."""
     opts = toy.optimizers(P.lr, P.sgd_lr)
-    fig, axes = plt.subplots(2, 3, figsize=(10, 6.5), constrained_layout=True)
+    fig, axes = plt.subplots(2, 3, figsize=(10, 6.5))
     for row, name in zip(axes, opts):
         plot_variants(row, {"standard": by_opt[name], "negative-only": negative[name]}, 0,
                       P.rewards)
         row[0].set_ylabel(f"{name}, η={opts[name]['lr']}")
     axes[0, 0].legend()
-    fig.suptitle(f"Standard vs negative-only updates; {show(P.pi0, P.rewards)}, G={P.G}, "
-                 f"τ={P.tau};\n{spread(P)}; dashed: mean field.", fontsize=10)
+    fig.suptitle("The standard against the negative-only update")
     return fig
 
 
@@ -172,18 +161,15 @@ def plot_phase_diagram(P: Params, grids: dict[str, toy.ExpansionGrid]):
     """Per update rule: the median time to expansion over the grid, and its distribution over
     seeds at the smallest G."""
     norm = LogNorm(vmin=PHASE_VMIN, vmax=P.expansion_steps)
-    fig, axes = plt.subplots(2, 2, figsize=(9.5, 8.5), constrained_layout=True)
+    fig, axes = plt.subplots(2, 2, figsize=(10, 8.5))
     for col, (rule, grid) in zip(axes.T, grids.items()):
         im = plot_phase(col[0], np.median(grid.t_seed, -1), P.expansion_p2, P.expansion_G,
                         P.expansion_steps, f"{rule}: median time to expansion", norm)
         plot_ecdf(col[1], grid.t_seed[0], [f"π0(a2) = {p:g}" for p in P.expansion_p2],
                   P.expansion_steps, f"{rule}, G = {P.expansion_G[0]}: distribution over seeds")
     fig.colorbar(im, ax=axes[0], label="steps")
-    axes[1, 0].legend(fontsize=8)
-    fig.suptitle(f"Time to expansion; π0 = {tuple(P.pi0)} with a2's mass set, r = "
-                 f"{tuple(P.rewards)}; {P.optimizer}, η={P.lr}, τ={P.tau};\n"
-                 f"{P.expansion_seeds} seeds per cell, {P.expansion_steps} steps (grey: the "
-                 "median run had not expanded).", fontsize=10)
+    axes[1, 0].legend()
+    fig.suptitle("Time to expansion over the initial π(a2) and G")
     return fig
 
 

@@ -8,8 +8,8 @@ import pandas as pd
 
 from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters.toy_dynamics import (EARLY_STEPS, EXPLOITATION_MARGIN, LATE_STEPS,
-                                                 NEGATIVE_SHARE_MIN, Params, negative_shares,
-                                                 two_settings)
+                                                 NEGATIVE_SHARE_MIN, SHARE_WINDOW, Params,
+                                                 negative_shares, two_settings)
 from rlvr_dynamics.chapters.toy_dynamics.shown import (COST_EARLY_STEP, SHARE_START_STEPS, fmt,
                                                         show)
 
@@ -428,3 +428,57 @@ def rules_text(by_rule: dict[str, dict[str, toy.Summary]]) -> str:
         out.append(f"under {opt} the {best} update expands soonest (median "
                    f"{fmt(key[best][0])}, {-key[best][1]:.0%} of seeds){said}")
     return "In the main setting, " + "; ".join(out) + "."
+
+
+# --- the figures' captions: settings, seeds and spread ------------------------------------------
+
+def figure1_caption(P: Params) -> str:
+    """Figure 1's caption."""
+    return (f"Panels 1-{len(P.pi0_sweep)}: r = {tuple(P.rewards)}, the initial policy varied; "
+            f"then π0 = {tuple(P.pi0)}, the rewards varied. {settings(P)}; {spread(P)}; "
+            "dashed: the mean field (Theorem 1).")
+
+
+def relative_negatives_caption(P: Params) -> str:
+    """The relative negatives' caption."""
+    return (f"{show(P.pi0, P.rewards)}; {settings(P)}; {spread(P)}. Right: the shares of the "
+            f"negative samples, pooled over {P.seeds} seeds in windows of {SHARE_WINDOW} steps.")
+
+
+def optimizers_caption(P: Params) -> str:
+    """The mean field's caption."""
+    return (f"Mean over seeds (thick) and mean field (dashed) under each optimizer; "
+            f"r = {tuple(P.rewards)}, G = {P.G}, τ = {P.tau}; {spread(P)}.")
+
+
+def figure5_caption(P: Params) -> str:
+    """Figure 5's caption."""
+    return (f"{show(P.pi0, P.rewards)}; {P.optimizer}, η = {P.lr}, τ = {P.tau}; {spread(P)}; "
+            "dashed: the mean field.")
+
+
+def figure6_caption(P: Params) -> str:
+    """Figure 6's caption."""
+    return (f"Logits start at log π0, π0 = {tuple(P.pi0)}; curves: the sampling policy "
+            f"Softmax(z/τ). r = {tuple(P.rewards)}; {P.optimizer}, η = {P.lr}, G = {P.G}; "
+            f"{spread(P)}; dashed: the mean field.")
+
+
+def figure7_caption(P: Params) -> str:
+    """Figure 7's caption."""
+    return f"Four actions; {settings(P)}; {spread(P)}; dashed: the mean field."
+
+
+def negative_only_caption(P: Params) -> str:
+    """The negative-only update's caption."""
+    return (f"{show(P.pi0, P.rewards)}, G = {P.G}, τ = {P.tau}; a row per optimizer; "
+            f"{spread(P)}; dashed: the mean field.")
+
+
+def phase_caption(P: Params) -> str:
+    """The phase diagram's caption."""
+    return (f"Top: the median time to expansion per cell; bottom: its distribution over seeds "
+            f"at the smallest G. π0 = {tuple(P.pi0)} with a2's mass set, r = "
+            f"{tuple(P.rewards)}; {P.optimizer}, η = {P.lr}, τ = {P.tau}; "
+            f"{P.expansion_seeds} seeds per cell, {P.expansion_steps} steps (grey: the median "
+            "run had not expanded).")

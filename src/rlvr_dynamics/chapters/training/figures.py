@@ -3,7 +3,6 @@
 weight lambda on positive samples."""
 from __future__ import annotations
 
-import textwrap
 from typing import Any
 
 import matplotlib.pyplot as plt
@@ -11,11 +10,11 @@ import numpy as np
 
 from rlvr_dynamics.chapters.figures import PANELS, plot_dynamics  # noqa: F401 (the page's)
 
-def plot_lambda(final: dict[float, list[dict[str, Any]]], title: str):
+def plot_lambda(final: dict[float, list[dict[str, Any]]]):
     """``final``: lambda -> the last record of each seed's run; the held-out accuracy and
     entropy at the end of training against lambda (0: GRPO-N, 1: GRPO)."""
     lams = sorted(final)
-    fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), constrained_layout=True)
+    fig, axes = plt.subplots(1, 2, figsize=(7, 3.2))
     for ax, (key, name) in zip(axes, PANELS[:2]):
         values = [np.array([r[key] for r in final[lam]], dtype=float) for lam in lams]
         mean = np.array([v.mean() for v in values])
@@ -23,7 +22,7 @@ def plot_lambda(final: dict[float, list[dict[str, Any]]], title: str):
         for lam, v in zip(lams, values):
             ax.plot([lam] * len(v), v, ".", color="tab:purple", alpha=0.4)
         ax.set_xlabel("λ (weight on positive samples)")
-        ax.set_title(f"{name} at the end", fontsize=10)
+        ax.set_title(f"{name} at the end")
         ax.grid(alpha=0.3)
-    fig.suptitle(textwrap.fill(title, 100), fontsize=9)
+    fig.suptitle("The end of training against λ")
     return fig

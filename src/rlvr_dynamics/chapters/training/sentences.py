@@ -93,14 +93,14 @@ def figure_setting(T: Any) -> str:
     return f"{T.profile} profile: {run_settings(T)}, {T.eval_problems} held-out problems"
 
 
-def dynamics_title(T: Any) -> str:
-    """The title of Figure 2 at our scale."""
-    return (f"Training dynamics (Figure 2's layout, top row). {figure_setting(T)}; lines: mean "
-            "over seeds, bands: min to max over seeds")
+def dynamics_caption(T: Any) -> str:
+    """The caption of Figure 2 at our scale."""
+    return (f"Figure 2's layout, its top row and more. {figure_setting(T)}; lines: mean over "
+            "seeds, bands: min to max over seeds.")
 
 
-def lambda_title(T: Any) -> str:
-    """The title of the end of training against lambda."""
-    return f"End of training against λ. {figure_setting(T)}; dots: seeds, line: their mean"
+def lambda_caption(T: Any) -> str:
+    """The caption of the end of training against lambda."""
+    return f"{figure_setting(T)}; dots: seeds, line: their mean (λ = 0: GRPO-N, 1: GRPO)."
 
 
