@@ -287,8 +287,7 @@ def paths_caption(window: str, D: Any, seeds: int | None = None) -> str:
     toy's main setting ``D`` and its ``seeds`` where its panel is drawn."""
     toy = (f" Toy: π0 = {D.pi0}, r = {D.rewards}, G = {D.G}, {seeds} seeds; "
            "a1 the direct path, a2 the stepwise one, a3 a wrong answer." if seeds else "")
-    return (f"Solid: right, dotted: wrong; mean over seeds, bands: min to max ({window})."
-            + toy)
+    return f"Solid: right, dotted: wrong; {window}." + toy
 
 
 def knob_paths_caption(generations: int, window: str) -> str:
@@ -297,5 +296,5 @@ def knob_paths_caption(generations: int, window: str) -> str:
 
 
 def corrected_caption(window: str) -> str:
-    """The caption of the corrected steps over training."""
-    return f"Mean over seeds, bands: min to max ({window})."
+    """The caption of the corrected steps over training (``window``: ``window_text``'s)."""
+    return f"Rollouts in {window}."
