@@ -64,6 +64,34 @@ def test_papermill_sees_every_declared_parameter():
         assert values == params_class(nb)().values(), nb
 
 
+def test_a_chapter_without_its_results_is_run_without_the_cells_that_need_them(tmp_path,
+                                                                               monkeypatch):
+    """The pretrained chapter under the default profile, whose source profile has not run here,
+    is executed without its ``needs-results`` cells (so no cell branches on the results and no
+    section stands empty) and with the one that says how to make them; with its results, the
+    other way round. Its ``available`` reads the source profile's marker."""
+    import jupytext
+
+    from rlvr_dynamics.chapters import pretrained
+    from rlvr_dynamics.execution import NEEDS_RESULTS, WITHOUT_RESULTS, available, declared
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    source = jupytext.read(REPO / "notebooks" / "pretrained.md")
+    tags = [c.metadata.get("tags", []) for c in source.cells]
+    assert sum(NEEDS_RESULTS in t for t in tags) >= 10 and sum(WITHOUT_RESULTS in t for t in tags)
+    P = pretrained.Params.parse(resolve("cpu", "pretrained", {}))
+    assert P.source == "cpu-smollm2" and not available("pretrained", P.values())
+    for present, kept, dropped in ((False, WITHOUT_RESULTS, NEEDS_RESULTS),
+                                   (True, NEEDS_RESULTS, WITHOUT_RESULTS)):
+        cells = declared(jupytext.read(REPO / "notebooks" / "pretrained.md"), "pretrained",
+                         present).cells
+        left = [c.metadata.get("tags", []) for c in cells]
+        assert not any(dropped in t for t in left) and any(kept in t for t in left)
+        assert any("how_to_run" in c.source for c in cells) == (not present)
+    assert available("pretrained", {**P.values(), "source": None})  # it computes its own
+    assert available("theory", {})  # a chapter without the hook always has its results
+
+
 @pytest.mark.parametrize("profile", ["cpu", "smoke"])
 def test_a_page_run_by_hand_gets_its_profiles_values(profile):
     """In JupyterLab (no papermill) the ``parameters`` cell names a profile; the page's first

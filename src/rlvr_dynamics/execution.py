@@ -9,6 +9,7 @@ chapter shown again as another profile executed it (``instance``).
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import pprint
@@ -76,10 +77,29 @@ def pages(root: Path) -> list[str]:
     return out
 
 
-def declared(nb: nbformat.NotebookNode, notebook: str) -> nbformat.NotebookNode:
+NEEDS_RESULTS, WITHOUT_RESULTS = "needs-results", "without-results"
+"""The tags of a chapter's cells that stand on its results, and of those that say how to make
+them: a chapter whose results are absent (its module's ``available(P)`` is False: a long
+profile that has not run here) is executed and shown without the first, and one whose results
+are there without the second, so that no page holds a branch on them or an empty section."""
+
+
+def available(notebook: str, parameters: dict[str, Any]) -> bool:
+    """Whether ``notebook``'s results can be shown under ``parameters``: its chapter module's
+    ``available(P)``, or True for a chapter that always computes its own."""
+    module = importlib.import_module(f"rlvr_dynamics.chapters.{notebook}")
+    check = getattr(module, "available", None)
+    return True if check is None else check(params_class(notebook).parse(parameters))
+
+
+def declared(nb: nbformat.NotebookNode, notebook: str, present: bool = True
+             ) -> nbformat.NotebookNode:
     """``nb`` with its ``parameters`` cell (which names the profile only) holding every declared
     parameter at its default (``chapters.<name>.Params``), so that papermill knows the names it
-    injects below it."""
+    injects below it; without the cells tagged ``WITHOUT_RESULTS`` where its results are
+    ``present``, else without those tagged ``NEEDS_RESULTS``."""
+    dropped = WITHOUT_RESULTS if present else NEEDS_RESULTS
+    nb.cells = [c for c in nb.cells if dropped not in c.get("metadata", {}).get("tags", [])]
     for cell in nb.cells:
         if "parameters" in cell.get("metadata", {}).get("tags", []):
             cell.source = parameters_source(params_class(notebook)().values())
@@ -91,8 +111,8 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     root = REPO / "build" / profile
     source = root / "sources" / f"{notebook}.ipynb"
     source.parent.mkdir(parents=True, exist_ok=True)
-    jupytext.write(declared(jupytext.read(REPO / "notebooks" / f"{notebook}.md"), notebook),
-                   source)
+    jupytext.write(declared(jupytext.read(REPO / "notebooks" / f"{notebook}.md"), notebook,
+                            available(notebook, parameters)), source)
     done = root / "book" / "notebooks" / f"{notebook}.ipynb"
     running = root / "running" / f"{notebook}.ipynb"  # outside the book's sources
     for folder in (running.parent, done.parent):

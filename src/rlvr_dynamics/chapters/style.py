@@ -55,11 +55,14 @@ def for_pages() -> None:
     set_matplotlib_formats("retina")
 
 
-def show(fig: plt.Figure, caption: str, full: bool = False) -> None:
+def show(fig: plt.Figure | None, caption: str, full: bool = False) -> None:
     """``fig`` on the page with ``caption`` (MyST: the settings, seeds and spread, written from
     the run) under it, full width where ``full``; checked first (``figure_check.check`` at the
     width it is shown at: a figure that reads badly is an error), and closed, so that the cell
-    shows it once."""
+    shows it once. Nothing where there is no figure (a section this build's profile does not
+    run: its plotting function returns None)."""
+    if fig is None:
+        return
     figure_check.check(fig, figure_check.FULL if full else figure_check.COLUMN)
     display(fig, metadata={CAPTION: {"caption": caption, "full": full}})
     plt.close(fig)

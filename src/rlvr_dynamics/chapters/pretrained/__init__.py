@@ -32,7 +32,7 @@ import pandas as pd
 from pydantic import model_validator
 
 from rlvr_dynamics import measure as ev
-from rlvr_dynamics import registry
+from rlvr_dynamics import registry, verdicts
 from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NeedsParams, Probability, Text,
                                     needed, require)
 from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
@@ -212,6 +212,20 @@ def source_params(P: Params) -> Params:
     if P.source is None:
         return P
     return Params.parse(read_json(marker(P.source).path / DONE)["params"])
+
+
+def available(P: Params) -> bool:
+    """Whether this chapter has results to show under ``P`` (``execution.available``): always
+    where it computes its own, else where ``P.source``'s profile finished it with this code."""
+    return P.source is None or marker(P.source).done
+
+
+def claims(R: Results, profile: str, rows: list[dict]) -> pd.DataFrame:
+    """The chapter's claim ``rows`` as its verdict table, kept for the closing chapter where
+    this build computed them and ``Params.record`` asks it (``verdicts.record``)."""
+    if R.P.record and R.where == profile:
+        return verdicts.record(profile, "pretrained", rows)
+    return verdicts.chapter_table("pretrained", rows)
 
 
 def obtain(P: Params) -> Results | None:

@@ -12,6 +12,7 @@ from rlvr_dynamics.chapters.pretrained import Params, Results, fits, training_pa
 from rlvr_dynamics.chapters.sentences import comparison_rows, reading_rows, run_settings
 from rlvr_dynamics.comparison.case import STEPWISE_SHARE
 from rlvr_dynamics.comparison.metrics import entropy_problems, mid_curve, passk_problems
+from rlvr_dynamics.report import measured_cost
 from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.stats import CONFIDENCE
 
@@ -100,12 +101,19 @@ def sources_text(sources: pd.DataFrame, Q: Params) -> str:
 
 
 def how_to_run(P: Params) -> str:
-    """What to do when ``P.source`` has not made this chapter's results on this machine."""
-    return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it "
-            f"with other code), so this page shows no result. To make them (long on a CPU: "
-            f"the book's page on rerunning gives the measured cost):\n\n"
+    """The page of a build where ``P.source`` has not made this chapter's results on this
+    machine: what the chapter would show, the command that makes them and what it cost when
+    last measured (``report.measured_cost``)."""
+    return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it with "
+            f"other code), so this page shows none of its results. Run, it shows the base's "
+            f"Pass@k per difficulty, the training dynamics of GRPO and GRPO-N over seeds "
+            f"(Figure 2's layout), Pass@k along training and of the base and the trained models "
+            f"(Table 2's layout), the entropies (Table 4's), where the grader found the answers "
+            f"it counted, the boundary problem by problem, and the verdict on each of the "
+            f"paper's claims that this model can decide. To make them:\n\n"
             f"    make reproduce PROFILE={P.source}\n\nthen rebuild this book "
-            f"(`make reproduce`): this chapter reads them back without computing anything.")
+            f"(`make reproduce`): this chapter reads them back without computing anything."
+            + measured_cost(P.source))
 
 
 def verdict_rule() -> str:

@@ -69,11 +69,13 @@ def plot_regimes(means: pd.DataFrame, regimes: Sequence[str], k: int,
 
 def plot_scenario(long: pd.DataFrame, hard: np.ndarray, controls: dict[str, str],
                   title: str = "The paper's scenario: three paths against two",
-                  split: str = "test") -> plt.Figure:
+                  split: str = "test") -> plt.Figure | None:
     """The paper's scenario, one panel per algorithm: P(stepwise) on the rare-path-only
     problems relative to the start (full distribution) over training, in each arm (solid) and
     its control (dashed); mean over seeds, band min to max; the fall that counts as stage 1
-    shaded."""
+    shaded. None without ``controls`` (a profile that runs no arm against its control)."""
+    if not controls:
+        return None
     part = long[(long["setting"] == "full") & (long["split"] == split)
                 & long["regime"].isin([n for pair in controls.items() for n in pair])]
     algos = list(dict.fromkeys(part["algorithm"]))

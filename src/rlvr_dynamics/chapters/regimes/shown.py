@@ -71,11 +71,14 @@ def _mean_range(x: pd.Series, fmt: str) -> str:
     return f"{rounded(fmt, x.mean())} ({rounded(fmt, x.min())} to {rounded(fmt, x.max())})"
 
 
-def scenario_table(table: pd.DataFrame, controls: dict[str, str]) -> pd.DataFrame:
+def scenario_table(table: pd.DataFrame, controls: dict[str, str]) -> pd.DataFrame | None:
     """The arms and their controls, per algorithm (``table``: ``stages.stages``' rows): the
     mid-curve k, the change of P(stepwise) on the rare-path-only problems (minus the fall) and
     the steps it was read at, the crossover per seed, mid-curve Pass@k at the start and the end,
-    and the gain split into path choice, reliability and the rest (means over seeds, range)."""
+    and the gain split into path choice, reliability and the rest (means over seeds, range);
+    None without ``controls``."""
+    if not controls:
+        return None
     names = [n for pair in controls.items() for n in pair]
     rows = []
     for (regime, algo), g in table[table["regime"].isin(names)].groupby(
@@ -95,11 +98,14 @@ def scenario_table(table: pd.DataFrame, controls: dict[str, str]) -> pd.DataFram
 
 
 def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]],
-                       controls: dict[str, str]) -> pd.DataFrame:
+                       controls: dict[str, str]) -> pd.DataFrame | None:
     """Per regime of the scenario and algorithm: the toy's registered change of π(a2) at its
     lowest point and its crossover under Adam and SGD beside the LM's (the mean change of
     P(stepwise) at the leave-one-out step, the median crossover), and whether the LM's dip is
-    where each toy puts it (a fall beyond ``FALL_MARGIN`` or none)."""
+    where each toy puts it (a fall beyond ``FALL_MARGIN`` or none); None without
+    ``controls``."""
+    if not controls:
+        return None
     names = [n for pair in controls.items() for n in pair]
     rows = []
     for (regime, algo), g in table[table["regime"].isin(names)].groupby(
@@ -121,8 +127,11 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
     return pd.DataFrame(rows).set_index(["regime", "algorithm"])
 
 
-def scenario_verdict_table(verdicts: dict[tuple[str, str], dict]) -> pd.DataFrame:
-    """``scenario_verdicts`` for the page: each check with its verdict and effect."""
+def scenario_verdict_table(verdicts: dict[tuple[str, str], dict]) -> pd.DataFrame | None:
+    """``scenario_verdicts`` for the page: each check with its verdict and effect (None where
+    there are none)."""
+    if not verdicts:
+        return None
     rows = []
     for (arm, algo), v in verdicts.items():
         fall, spec = v["fall"], v["against control"]

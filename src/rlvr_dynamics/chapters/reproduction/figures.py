@@ -59,10 +59,14 @@ def _band(ax, runs: list[list[dict]], key: str, window: int, **style) -> bool:
 
 
 def plot_paths(dynamics: dict[str, list[list[dict]]], prefix: str, window: int, title: str,
-               toy_summary: toy.Summary | None = None, toy_title: str = "") -> plt.Figure:
+               toy_summary: toy.Summary | None = None, toy_title: str = ""
+               ) -> plt.Figure | None:
     """The share of rollouts on each path (``PATH_STYLE``) over training, one panel per
     algorithm (mean over seeds, band from the lowest to the highest seed), with the toy's mean
-    policy in a first panel when ``toy_summary`` is given; at most three panels to a row."""
+    policy in a first panel when ``toy_summary`` is given; at most three panels to a row.
+    None where there is nothing to draw (runs a profile did not make)."""
+    if not dynamics and toy_summary is None:
+        return None
     n = len(dynamics) + (toy_summary is not None)
     cols = min(3, n)
     rows = -(-n // cols)

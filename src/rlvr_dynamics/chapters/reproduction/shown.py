@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from IPython.display import Markdown, display
 
-from rlvr_dynamics.chapters.reproduction import Check, seed_means
+from rlvr_dynamics.chapters.reproduction import Check, seed_means, side_by_side
 from rlvr_dynamics.chapters.reproduction import sentences
 from rlvr_dynamics.chapters.shown import entropy_tables, passk_tables  # noqa: F401 (the page's)
 from rlvr_dynamics.chapters.style import styled
@@ -20,8 +21,10 @@ from rlvr_dynamics.chapters.style import styled
 
 # --- Tables 1 and 4, the base's ceiling and mid-curve k ----------------------------------------
 
-def agreement_table(check: pd.DataFrame, n: int, described: str):
-    """``metrics.agreement`` for the page."""
+def agreement_table(check: pd.DataFrame | None, n: int, described: str):
+    """``metrics.agreement`` for the page (None where the build made no such check)."""
+    if check is None:
+        return None
     return styled(check, decimals=2, caption=sentences.agreement_caption(n, described))
 
 
@@ -62,6 +65,17 @@ def fmt_takeover(t: float, steps: int) -> str:
     return f"≥ {steps}" if np.isinf(t) else f"{t:g}"
 
 
+def case_study(recs: dict[tuple, pd.DataFrame], setting: str, benchmark: str, hard: set[str],
+               samples: int, chosen: dict[str, list], runs: dict[str, Any]) -> None:
+    """The case study (Figure 3's counterpart) where GRPO and GRPO-N both ran: the problem on
+    which their first seeds differ most (``chapter.side_by_side``), in words and side by
+    side; nothing otherwise."""
+    if not {"GRPO", "GRPO-N"} <= set(runs):
+        return
+    problem, side = side_by_side(recs, setting, benchmark, "GRPO", "GRPO-N", hard, samples)
+    display(Markdown(sentences.case_text(problem, chosen[benchmark], hard)), side)
+
+
 def takeover_table(T: Any, steps: dict[tuple[str, int], list[float]]) -> pd.DataFrame:
     """``paths.takeover_steps`` as a table: one row per (algorithm, G), one column per seed
     (``T``: the training chapter's parameters)."""
@@ -85,11 +99,13 @@ def support_table(support: pd.Series, headline: str):
 
 # --- the negative-only checks ------------------------------------------------------------------
 
-def negative_table(checks: dict[str, list[Check]], setting: str) -> pd.DataFrame:
+def negative_table(checks: dict[str, list[Check]], setting: str) -> pd.DataFrame | None:
     """``claims.negative_checks`` as a table: per quantity under ``setting`` (the first
     decides) and algorithm GRPO-N is set against, the difference with its interval (points),
-    the verdict, and why the check cannot inform where it cannot; empty when the build
+    the verdict, and why the check cannot inform where it cannot; None when the build
     trained neither NSR nor W-REINFORCE."""
+    if not checks:
+        return None
     rows = [{"quantity": f"{what}{' (decides)' if i == 0 else ''}", "against": c.b,
              "GRPO-N - it (points)": c.effect.text("{:+.2f}"), "verdict": c.verdict,
              "why it cannot inform": c.why_not or "-"}

@@ -4,6 +4,7 @@ number says so)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -226,6 +227,11 @@ def summary_text(record: dict[str, Any], P: Params) -> str:
         f"{low:.3f} to {high:.3f} and responses of {_ranged(lengths, '{:d}')} tokens.",
     ]
     return "\n".join(f"* {b}" for b in bullets)
+
+
+def saved_text(path: Path, profile: str) -> str:
+    """Where the chapter's record of every number was saved."""
+    return f"all numbers saved to results/{profile}/theory/{path.name}"
 
 
 # --- the figures' captions ---------------------------------------------------------------------

@@ -398,9 +398,12 @@ def law_text(P: Params, kappa: float, fit: pd.DataFrame, fresh: pd.DataFrame) ->
             "the two-path law's.")
 
 
-def adam_law_text(table: pd.DataFrame) -> str:
+def adam_law_text(table: pd.DataFrame | None) -> str:
     """How close Adam fed the moments comes to the runs, split by how often a group holds a2
-    (G pi0(a2) at least 0.1 or below), and how far the mean field is."""
+    (G pi0(a2) at least 0.1 or below), and how far the mean field is ("" where the build did
+    not compute it)."""
+    if table is None:
+        return ""
     ok = table[np.isfinite(table["runs (median)"])]
     often = ok[ok["G pi0(a2)"] >= 0.1]["moments / runs"]
     rare = ok[ok["G pi0(a2)"] < 0.1]["moments / runs"]

@@ -215,9 +215,12 @@ def law_table(fresh: pd.DataFrame) -> pd.DataFrame:
         "two paths": fresh["two paths"].map(fmt)}).set_index(["G", "r", "π0(a2)"])
 
 
-def adam_law_table(table: pd.DataFrame) -> pd.DataFrame:
+def adam_law_table(table: pd.DataFrame | None) -> pd.DataFrame | None:
     """``chapter.adam_law`` for people: per (G, pi0(a2)), the runs' median time, Adam fed the
-    moments, their ratio, and the mean field with its law; "never" where none got there."""
+    moments, their ratio, and the mean field with its law; "never" where none got there (None
+    where the build did not compute it)."""
+    if table is None:
+        return None
     return pd.DataFrame({
         "G": table["G"], "π0(a2)": table["pi0(a2)"],
         "runs (median)": table["runs (median)"].map(fmt),
