@@ -242,3 +242,38 @@ def test_a_path_prior_has_one_range_everywhere():
     with pytest.raises(ParameterError, match=r"controls\['three paths'\]='two paths': both must"):
         plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}"])  # the arm named, not run
     assert cfg.replace(path_prior=0.5).path_prior == Refit(prior=0.5).prior
+
+
+@pytest.mark.parametrize("profile", ["cpu", "smoke", "cpu-ladder"])
+def test_the_rerun_box_gives_a_command_that_reruns_the_chapter_as_built(profile):
+    """Each chapter's rerun box (``report.rerun_md``) holds the exact ``make reproduce``
+    command: its PARAMS, split as the Makefile splits them and parsed as the runner parses
+    them, give the values this build ran with; the box sits right under the page's title,
+    once however often it is added."""
+    import re
+    import shlex
+
+    import nbformat
+
+    from rlvr_dynamics.report import BOX, RERUN, rerun_md, with_rerun_box
+
+    selected = [nb for nb in chapters() if nb in RERUN]
+    assert selected == chapters()
+    resolved = plan(profile, selected)
+    for nb in selected:
+        box = rerun_md(nb, profile, resolved[nb], 1.5)
+        (command,) = re.findall(r"^make reproduce.*$", box, flags=re.M)
+        words = dict(w.split("=", 1) for w in shlex.split(command)[2:])
+        assert words["NB"] == nb and words.get("PROFILE", "cpu") == profile
+        pairs = words.get("PARAMS", "").split()
+        assert plan(profile, [nb], pairs)[nb] == resolved[nb], (nb, pairs)
+        assert {p.split("=")[0] for p in pairs} == {n for n in RERUN[nb] if n in resolved[nb]}
+        assert "in 1.5 min in this build" in box
+    page = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Title\n\nText."),
+                                           nbformat.v4.new_code_cell("x = 1")])
+    page.metadata["papermill"] = {"parameters": resolved["theory"], "duration": 60.0}
+    for _ in range(2):
+        with_rerun_box(page, "theory", profile)
+    assert [c.source.strip().splitlines()[0] for c in page.cells] == [
+        "# Title", ":::{admonition} Rerun this chapter", "Text.", "x = 1"]
+    assert sum(BOX in c.metadata.get("tags", []) for c in page.cells) == 1
