@@ -367,6 +367,10 @@ def test_the_scenario_is_checked_before_any_run(regimes, controls, match):
 
 
 def test_the_findings_follow_the_table():
+    """Four findings, each counted from the table and reaching its other outcome when the
+    table changes: the takeover (which cells crossed, the first), the dip on the way (only
+    cells whose mean falls beyond the margin), the end (above, below, the stalls) and the
+    toy's order (the pairs in ``shown.order_table``)."""
     rows = []
     for regime, t, toy_t in (("common", [5.0, 6.0, 7.0], 10.0), ("rare", [40.0, np.inf, 50.0], 80.0)):
         for algo in ("GRPO", "GRPO-N"):
@@ -376,18 +380,26 @@ def test_the_findings_follow_the_table():
                              "pi0(a2)": 0.05, "k": 64, "toy expansion": toy_t, "noise": 1.5})
     table = pd.DataFrame(rows)
     text = sentences.findings_text(table, 100, 10)
-    assert len(text.splitlines()) == 4 + 2 and all(l.startswith("- ") for l in text.splitlines())
-    assert "rare, GRPO (P(stepwise) 0.0500 at the start): crossed over in 2 of 3 seeds (steps " \
-           "40, never, 50); Pass@64 on the rare-path-only problems -3.0 points" in text
-    assert ("the other seeds find lowest (seeds -6.0 to +0.0), +1.0 at the end (seeds +0.0 to "
-            "+2.0; the probe's own standard error 1.5 points); 1 seed stalled") in text
-    assert "of the 1 pairs of regimes that the toy sets apart (its times more than 10% apart), " \
-           "the LM orders 1 the same way." in text
+    assert len(text.splitlines()) == 4 and all(l.startswith("- **") for l in text.splitlines())
+    assert ("The stepwise path overtook the direct one in the median run of 4 of 4 cells within "
+            "100 steps, first in common, GRPO (step 6); no seed crossed in 0: none.") in text
+    assert ("Pass@64 on the rare-path-only problems fell more than 2 points below the base (mean "
+            "over seeds) in 4 of 4 cells: common, GRPO (-3.0)") in text
+    assert "above the base in 0 cells and below it in 0; 2 runs stalled (rare, GRPO; rare, GRPO-N)" in text
+    assert "the LM orders the same way: GRPO 1 of 1; GRPO-N 1 of 1" in text
+    shallow = table.assign(depth=-1.0, gain=-5.0, crossover=np.inf, stalled=False)
+    text = sentences.findings_text(shallow, 100, 10)
+    assert "in the median run of 0 of 4 cells within 100 steps; no seed crossed in 4:" in text
+    assert "in 0 of 4 cells: none." in text and "below it in 4 (common, GRPO (-5.0);" in text
+    assert "0 runs stalled." in text
     table.loc[table["regime"] == "rare", "toy expansion"] = 1.0  # the toy says: rare first
-    assert "the LM orders 0 the same way (the toy puts rare before common, the LM the other " \
-           "way round)" in sentences.findings_text(table, 100, 10)
+    assert "GRPO 0 of 1" in sentences.findings_text(table, 100, 10)
+    pairs = displayed.order_table(table, 10)
+    assert pairs[["the toy: first", "then", "the LM"]].values.tolist() == [
+        ["rare", "common", toy_mapping.REVERSED]] * 2
     table.loc[table["regime"] == "rare", "toy expansion"] = 10.5  # within 10 %: not apart
-    assert "of the 0 pairs" in sentences.findings_text(table, 100, 10)
+    assert "GRPO 0 of 0" in sentences.findings_text(table, 100, 10)
+    assert displayed.order_table(table, 10).empty
 
 
 def test_the_order_of_regimes_counts_ties_and_never():
@@ -396,7 +408,12 @@ def test_the_order_of_regimes_counts_ties_and_never():
     agree, pairs, other = chapter.order_agreement(lm, toy_t, 10)
     # a-b: toy apart, LM within one probe (tie); a-c, b-c: the toy and the LM agree
     assert (agree, pairs) == (2, 3) and other == [("a", "b", True)]
-    assert sentences.disagreement(*other[0]) == "the toy puts a before b, the LM ties them"
+    assert toy_mapping.order_pairs(lm, toy_t, 10) == [
+        ("a", "b", toy_mapping.TIED), ("a", "c", toy_mapping.SAME_ORDER),
+        ("b", "c", toy_mapping.SAME_ORDER)]
+    lm["c"] = 5.0  # now the LM puts c first: reversed against the toy, twice
+    assert [how for *_, how in toy_mapping.order_pairs(lm, toy_t, 10)] == [
+        toy_mapping.TIED, toy_mapping.REVERSED, toy_mapping.REVERSED]
 
 
 @pytest.mark.parametrize("shape, expected", [("shrinks then expands", stats.REPLICATES),

@@ -52,44 +52,59 @@ def times_text(t: Sequence[float]) -> str:
     return ", ".join(time_text(x) for x in t)
 
 
-def disagreement(first: str, second: str, tie: bool) -> str:
-    """A pair of regimes that the LM does not order as the toy does (``order_agreement``)."""
-    return (f"the toy puts {first} before {second}, the LM "
-            + ("ties them" if tie else "the other way round"))
+def _cells(names: list[str]) -> str:
+    """A few regime-and-algorithm cells in words ("none" where there are none)."""
+    return "; ".join(names) or "none"
 
 
 def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
-    """Per regime and algorithm, in words: the base's P(stepwise), how many seeds crossed over
-    and when, the depth and gain of Pass@k on the rare-path-only problems at the base's
-    mid-curve k, the stalls; and per algorithm, how far the LM orders the regimes by time to
-    crossover as the toy does (``order_agreement``); a markdown list, one item each."""
-    out = []
+    """What the regime map shows, in four bullets (each cell's numbers are in the summary table
+    above, the pairwise orders in ``shown.order_table``): where the rare path took over in the
+    median run and where no seed crossed; where Pass@k on the rare-path-only problems at the
+    base's mid-curve k fell more than ``SHRINK_MARGIN`` points below the base on the way (mean
+    over seeds, deepest first); where it ended above or below the base by that margin, and the
+    stalls; and per algorithm, how many of the pairs of regimes the toy sets apart the LM
+    orders as the toy does (``order_agreement``)."""
+    cells = []
     for (regime, algo), g in table.groupby(["regime", "algorithm"], sort=False):
-        crossed = np.isfinite(g["crossover"]).sum()
-        depth, gain = g["depth"].to_numpy() + 0.0, g["gain"].to_numpy() + 0.0  # no -0.0
-        stall = int(g["stalled"].sum())
-        out.append(f"{regime}, {algo} (P(stepwise) {g['pi0(a2)'].iloc[0]:.4f} at the start): "
-                   f"crossed over in {crossed} of {len(g)} seeds (steps "
-                   f"{times_text(g['crossover'])}); Pass@{int(g['k'].iloc[0])} on the "
-                   f"rare-path-only problems {depth.mean():+.1f} points against the base at "
-                   f"the step the other seeds find lowest (seeds {depth.min():+.1f} to "
-                   f"{depth.max():+.1f}), {gain.mean():+.1f} at the end (seeds "
-                   f"{gain.min():+.1f} to {gain.max():+.1f}; the probe's own standard error "
-                   f"{g['noise'].median():.1f} points)"
-                   + (f"; {stall} seed{'s' if stall != 1 else ''} stalled" if stall else "")
-                   + ".")
+        cells.append({"cell": f"{regime}, {algo}", "median": float(np.median(g["crossover"])),
+                      "crossed": int(np.isfinite(g["crossover"]).sum()), "seeds": len(g),
+                      "depth": float(g["depth"].mean()) + 0.0,
+                      "gain": float(g["gain"].mean()) + 0.0, "stalled": int(g["stalled"].sum())})
+    c = pd.DataFrame(cells)
+    took = c[np.isfinite(c["median"])].sort_values("median")
+    never = c[c["crossed"] == 0]["cell"].tolist()
+    deep = c[c["depth"] < -SHRINK_MARGIN].sort_values("depth")
+    up, down = c[c["gain"] > SHRINK_MARGIN], c[c["gain"] < -SHRINK_MARGIN]
+    stalled = c[c["stalled"] > 0]
+    k = int(table["k"].iloc[0]) if table["k"].nunique() == 1 else None
+    at_k = f"Pass@{k}" if k else "Pass@k at each regime's mid-curve k"
+    lines = [
+        f"- **Takeover.** The stepwise path overtook the direct one in the median run of "
+        f"{len(took)} of {len(c)} cells within {steps} steps"
+        + (f", first in {took['cell'].iloc[0]} (step {took['median'].iloc[0]:g})" if len(took)
+           else "") + f"; no seed crossed in {len(never)}: {_cells(never)}.",
+        f"- **A dip on the way.** {at_k} on the rare-path-only problems fell more than "
+        f"{SHRINK_MARGIN:g} points below the base (mean over seeds) in {len(deep)} of {len(c)} "
+        f"cells: " + _cells([f"{x['cell']} ({x['depth']:+.1f})" for _, x in deep.iterrows()])
+        + ".",
+        f"- **At the end.** It stood more than {SHRINK_MARGIN:g} points above the base in "
+        f"{len(up)} cells and below it in {len(down)}"
+        + (f" ({_cells([f'{x.cell} ({x.gain:+.1f})' for x in down.itertuples()])})"
+           if len(down) else "")
+        + f"; {int(c['stalled'].sum())} run{'s' if c['stalled'].sum() != 1 else ''} stalled"
+        + (f" ({_cells(stalled['cell'].tolist())})" if len(stalled) else "") + ".",
+    ]
+    orders = []
     for algo, g in table.groupby("algorithm", sort=False):
         lm = g.groupby("regime", sort=False)["crossover"].median()
         toy_t = g.groupby("regime", sort=False)["toy expansion"].first()
-        agree, pairs, other = order_agreement(lm, toy_t, probe_every)
-        out.append(f"{algo}, regimes ordered by their median time to crossover (within {steps} "
-                   f"steps; LM: " + ", ".join(f"{r} {times_text([v])}" for r, v in lm.items())
-                   + "; toy: " + ", ".join(f"{r} {times_text([v])}" for r, v in toy_t.items())
-                   + f"): of the {pairs} pairs of regimes that the toy sets apart (its times "
-                   f"more than {TOY_SAME:.0%} apart), the LM orders {agree} the same way"
-                   + (f" ({'; '.join(disagreement(*o) for o in other)})" if other else "")
-                   + ".")
-    return "\n".join(f"- {line}" for line in out)
+        agree, pairs, _ = order_agreement(lm, toy_t, probe_every)
+        orders.append(f"{algo} {agree} of {pairs}")
+    lines.append("- **The toy's order.** Of the pairs of regimes whose times the toy sets apart "
+                 f"(more than {TOY_SAME:.0%}), the LM orders the same way: "
+                 + "; ".join(orders) + " (pair by pair in the table below).")
+    return "\n".join(lines)
 
 
 def ordering_text(orders: pd.DataFrame) -> str:
