@@ -56,6 +56,14 @@ def test_a_settings_paragraph_as_title_is_found(book_rc):
     assert "characters; at most 70" in found
 
 
+def test_a_twin_axis_does_not_count_the_shared_axis_twice(book_rc):
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0.005, 0.009], [1, 2])
+    ax.set_xticks([0.005, 0.009], ["0.005", "0.009"])
+    ax.twinx().plot([0.005, 0.009], [3, 4])
+    assert figure_check.problems(fig) == []
+
+
 def test_tick_labels_run_into_each_other_are_found(book_rc):
     fig, ax = plt.subplots(figsize=(3, 2.5))
     ax.plot([20, 90], [1, 2])

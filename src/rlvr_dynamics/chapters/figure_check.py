@@ -37,12 +37,12 @@ def scale(fig: plt.Figure, width: float) -> float:
 
 def texts(fig: plt.Figure) -> list[Text]:
     """Every text the figure draws: visible, not empty (titles, labels, legends, and the tick
-    labels of the ticks inside each axis's view, the only ones drawn)."""
+    labels of the ticks inside each visible axis's view, the only ones drawn)."""
     axes = [a for ax in fig.axes if ax.get_visible() for a in (ax.xaxis, ax.yaxis)]
     ticks = {id(label) for a in axes for tick in a.majorTicks + a.minorTicks
              for label in (tick.label1, tick.label2)}
-    drawn = {id(label) for a in axes for tick in a._update_ticks()
-             for label in (tick.label1, tick.label2)}
+    drawn = {id(label) for a in axes if a.get_visible() for tick in a._update_ticks()
+             for label in (tick.label1, tick.label2)}  # a twin's shared axis is not drawn
     return [t for t in fig.findobj(Text)
             if t.get_visible() and t.get_text().strip() and t.figure is fig
             and (t.axes is None or t.axes.get_visible())

@@ -11,6 +11,7 @@ import re
 
 import matplotlib.pyplot as plt
 import pandas as pd
+from pandas.io.formats.style import Styler
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
@@ -101,6 +102,19 @@ def styled(table: pd.DataFrame, decimals: int = 3, caption: str = ""):
             .set_caption(caption)
             .set_table_styles([{"selector": "td, th", "props": "padding: 0.1em 0.6em;"},
                                {"selector": "td", "props": "text-align: right;"}]))
+
+
+def with_legend(table: pd.DataFrame, legend: dict[str, tuple[str, str]]) -> Styler:
+    """A wide table for the page: each long column label replaced by a short one and named in
+    full in a legend under the table (``legend``: long label -> (short label, what it means)),
+    numbers right-aligned; format it further by the short labels."""
+    short = table.rename(columns={long: s for long, (s, _) in legend.items()})
+    words = "; ".join(f"<b>{s}</b>: {meaning}" for s, meaning in legend.values())
+    return (short.style.set_caption(words)
+            .set_table_styles([{"selector": "caption", "props": "caption-side: bottom; "
+                                "text-align: left; font-size: 0.9em;"},
+                               {"selector": "td", "props": "text-align: right;"}],
+                              overwrite=False))
 
 
 def mark_best(table: pd.DataFrame, decimals: int = 1, caption: str = ""):

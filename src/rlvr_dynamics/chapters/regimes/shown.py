@@ -23,7 +23,7 @@ from rlvr_dynamics.chapters.regimes.ladder import BAND, LADDER
 from rlvr_dynamics.chapters.regimes.toy_mapping import order_pairs
 from rlvr_dynamics.chapters.regimes.toy_rungs import PROPORTIONAL, TABULAR, WITHOUT
 from rlvr_dynamics.chapters.regimes.sentences import time_text, times_text  # times in words
-from rlvr_dynamics.chapters.style import number, rounded
+from rlvr_dynamics.chapters.style import number, rounded, with_legend
 
 
 # --- the dial and the registered predictions ---------------------------------------------------
@@ -234,15 +234,31 @@ def contrast_table(contrasted: pd.DataFrame) -> pd.DataFrame:
 
 # --- the regimes: the summary and the verdicts -------------------------------------------------
 
+SUMMARY_LEGEND = {
+    "P(stepwise) at start": ("π0(a2)", "the base's P(stepwise), the toy's initial π(a2)"),
+    "P(guess) at start": ("π0(a3)", "the base's P(guess)"),
+    "crossed over (seeds)": ("crossed", "seeds whose stepwise path overtook the direct one"),
+    "step of crossover": ("steps", "each seed's step of crossover"),
+    "fall of P(stepwise)": ("fall", "P(stepwise)'s fall on the rare-only problems, relative"),
+    "depth (mean)": ("depth", "Pass@k at the lowest step minus the base's, points"),
+    "gain (mean)": ("gain", "Pass@k at the end minus the base's, points"),
+    "probe's standard error (points)": ("se", "the probe's own standard error, points"),
+    "stalled (seeds)": ("stalled", "seeds that neither crossed nor still rose"),
+    "toy: crossover": ("toy cross", "the toy's registered crossover, its steps"),
+    "toy: dip of π(a2)": ("toy dip", "the toy's registered dip of π(a2), relative")}
+"""The summary's short column labels and what each means."""
+
+
 def summary_table(summary: pd.DataFrame):
     """``stages.summary`` for the page: the seeds crossed over as "crossed/seeds", the steps
     of crossover listed, every number for people (``style.number``: floating-point residue as
-    0, never as ∞)."""
+    0, never as ∞), short column labels named in a legend (``SUMMARY_LEGEND``)."""
     out = summary.copy()
     out.insert(5, "crossed over (seeds)", [f"{e}/{n}" for e, n in zip(out.pop("crossed"),
                                                                       out.pop("seeds"))])
     out["step of crossover"] = [", ".join(number(x) for x in t) for t in out["step of crossover"]]
-    return out.style.format(number, subset=[c for c in out.columns if out[c].dtype.kind == "f"])
+    floats = [SUMMARY_LEGEND.get(c, (c,))[0] for c in out.columns if out[c].dtype.kind == "f"]
+    return with_legend(out, SUMMARY_LEGEND).format(number, subset=floats)
 
 
 def _neg(e: stats.Effect) -> str:
@@ -350,7 +366,7 @@ def _with_interval(x: float, interval: tuple[float, float] | None, fmt: str) -> 
     return f"{rounded(fmt, x)} [{rounded(fmt, interval[0])}, {rounded(fmt, interval[1])}]"
 
 
-def ladder_table(rungs: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def ladder_table(rungs: dict[str, pd.DataFrame]):
     """Each arm's ladder (``ladder.rung_rows``), rung by rung: P(stepwise) on the rare-only
     problems at its lowest relative to the start (the dip; the model's at the step the other
     seeds choose, with its interval over seeds: a positive value is a rise), its step and the
@@ -368,7 +384,16 @@ def ladder_table(rungs: dict[str, pd.DataFrame]) -> pd.DataFrame:
                          "clock": CLOCK[x["rung"]],
                          "slope": _with_interval(x["slope"], x["slope interval"], "{:+.2f}"),
                          "first stage": x["first stage"]})
-    return pd.DataFrame(rows).set_index(["arm", "rung", "algorithm"])
+    return with_legend(pd.DataFrame(rows).set_index(["arm", "rung", "algorithm"]), {
+        "P(stepwise) at its lowest, relative": (
+            "dip", "P(stepwise) on the rare-only problems at its lowest, relative to the start "
+                   "(interval over seeds; positive: a rise)"),
+        "at step": ("at step", "where the dip was read"),
+        "crossover": ("crossover", "the stepwise path overtakes the direct one (the model's: "
+                                   "Kaplan-Meier median over seeds)"),
+        "clock": ("clock", "whose steps the two columns before count"),
+        "slope": ("slope", "Δlog(π_d/π_#) on Δlog(π_#/π_=) over the first updates"),
+        "first stage": ("first stage", "the stage-1 rule's reading")})
 
 
 def slope_table(slopes: pd.DataFrame, judged: dict[tuple[str, str], dict[str, Any]]
