@@ -110,10 +110,12 @@ def with_legend(table: pd.DataFrame, legend: dict[str, tuple[str, str]]) -> Styl
     numbers right-aligned; format it further by the short labels."""
     short = table.rename(columns={long: s for long, (s, _) in legend.items()})
     words = "; ".join(f"<b>{s}</b>: {meaning}" for s, meaning in legend.values())
-    return (short.style.set_caption(words)
+    return (short.style.set_caption(words).set_table_attributes('class="dataframe"')
             .set_table_styles([{"selector": "caption", "props": "caption-side: bottom; "
                                 "text-align: left; font-size: 0.9em;"},
-                               {"selector": "td", "props": "text-align: right;"}],
+                               {"selector": "td, th", "props": "padding: 0.1em 0.6em;"},
+                               {"selector": "td", "props": "text-align: right; "
+                                                           "white-space: nowrap;"}],
                               overwrite=False))
 
 
