@@ -5,8 +5,10 @@ words in ``sentences``)."""
 from __future__ import annotations
 
 import pandas as pd
+from IPython.display import Markdown, display
 
 from rlvr_dynamics import stats
+from rlvr_dynamics.chapters.verdict import sentences
 
 COLUMNS = {"claim": ("claim", "31%"), "paper": ("the paper", "22%"), "ours": ("ours", "31%"),
            "verdict": ("verdict", "16%")}
@@ -39,3 +41,12 @@ def verdict_table(table: pd.DataFrame, caption: str):
                                                 "padding: 0.4em 0.6em; overflow-wrap: break-word;"},
                 {"selector": "tbody tr", "props": "border-top: 1px solid #d0d7de;"},
                 *widths]))
+
+
+def beside(tables: dict[str, pd.DataFrame]) -> None:
+    """Each other profile's verdicts (``chapter.beside``: name -> its table), after what the
+    page says of them (``sentences.beside_text``); the words alone where a profile has none."""
+    for name, other in tables.items():
+        display(Markdown(sentences.beside_text(name, other)))
+        if not other.empty:
+            display(verdict_table(other, sentences.caption(name)))
