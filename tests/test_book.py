@@ -6,7 +6,8 @@ import nbformat
 import pytest
 
 from rlvr_dynamics import REPO, verdicts
-from rlvr_dynamics.execution import CAPTION, chapters
+from rlvr_dynamics.chapters import CAPTION
+from rlvr_dynamics.execution import chapters
 from test_notebooks import logic
 
 pytestmark = pytest.mark.slow

@@ -48,7 +48,10 @@ def test_nothing_is_shown_or_computed_where_the_source_has_not_run(tmp_path, mon
     P = params("cpu")
     assert chapter.obtain(P) is None
     assert not [f for f in tmp_path.rglob("*") if f.is_file()]  # it wrote nothing
-    assert "make reproduce PROFILE=cpu-smollm2" in sentences.how_to_run(P)
+    from rlvr_dynamics.report import measured_cost
+    words = sentences.how_to_run(P, measured_cost(P.source))
+    assert "make reproduce PROFILE=cpu-smollm2" in words
+    assert "The whole profile took 1 h 57 min when last measured" in words
 
 
 def test_the_rule_admits_mixed_rewards_with_room():

@@ -461,12 +461,15 @@ def test_the_summary_counts_the_seeds_and_shows_numbers_for_people():
                                                        sparse_index=False).splitlines()
     header = shown[0].split("|")
     cells = {row.split("|")[1]: dict(zip(header[2:], row.split("|")[2:])) for row in shown[2:]}
-    assert cells["GRPO"]["probe's standard error (points)"] == "0"
-    assert cells["GRPO"]["toy: dip of π(a2)"] == "0"
-    assert cells["GRPO"]["toy: crossover"] == "∞"
-    assert cells["GRPO-N"]["crossed over (seeds)"] == "2/3"
-    assert cells["GRPO-N"]["step of crossover"] == "∞, 40, 40"
-    assert cells["GRPO"]["depth (mean)"] == f"{grpo['depth (mean)']:.3g}"
+    label = {long: short for long, (short, _) in displayed.SUMMARY_LEGEND.items()}
+    assert cells["GRPO"][label["probe's standard error (points)"]] == "0"
+    assert cells["GRPO"][label["toy: dip of π(a2)"]] == "0"
+    assert cells["GRPO"][label["toy: crossover"]] == "∞"
+    assert cells["GRPO-N"][label["crossed over (seeds)"]] == "2/3"
+    assert cells["GRPO-N"][label["step of crossover"]] == "∞, 40, 40"
+    assert cells["GRPO"][label["depth (mean)"]] == f"{grpo['depth (mean)']:.3g}"
+    assert "<b>se</b>: the probe's own standard error, points" in \
+        displayed.summary_table(summary).to_html()  # the legend under the table
     assert "e-" not in shown[2] + shown[3]
 
 

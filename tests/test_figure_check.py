@@ -13,6 +13,7 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
 from rlvr_dynamics import execution  # noqa: E402
+from rlvr_dynamics.chapters import CAPTION  # noqa: E402
 from rlvr_dynamics.chapters import figure_check, style  # noqa: E402
 
 
@@ -78,7 +79,7 @@ def test_show_leaves_a_caption_that_the_execution_makes_the_figures(book_rc, mon
     shown = []
     monkeypatch.setattr(style, "display", lambda fig, metadata: shown.append(metadata))
     style.show(good(), "Settings: 3 seeds, bands min to max.", full=True)
-    assert shown == [{execution.CAPTION: {"caption": "Settings: 3 seeds, bands min to max.",
+    assert shown == [{CAPTION: {"caption": "Settings: 3 seeds, bands min to max.",
                                           "full": True}}]
     assert plt.get_fignums() == []  # closed: the cell shows it once (none else was open)
     with pytest.raises(figure_check.FigureError):

@@ -23,7 +23,7 @@ import papermill
 import yaml
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.chapters import params_class
+from rlvr_dynamics.chapters import CAPTION, params_class
 from rlvr_dynamics.store import code_fingerprint, digest
 
 log = logging.getLogger(__name__)
@@ -163,9 +163,6 @@ def captions(nb: nbformat.NotebookNode, notebook: str) -> None:
             tags += [t for t in ("full-width",) if t not in tags]
 
 
-CAPTION = "rlvr_dynamics/caption"
-"""The key in a figure's output metadata under which ``chapters.style.show`` leaves its caption
-and whether it is full width."""
 DISPLAYS = ("display_data", "execute_result")
 """The outputs that MyST-NB shows as displays (and wraps in a cell's figure)."""
 

@@ -33,6 +33,9 @@ CONFIGS = REPO / "configs"
 """The profiles, one ``<name>.yaml`` each (read by ``profiles``)."""
 
 REFERENCE_COSTS = REPO / "book" / "reference_costs.yaml"
+CAPTION = "rlvr_dynamics/caption"
+"""The key in a figure's output metadata under which ``style.show`` leaves its caption and
+whether it is full width, for ``execution.captions`` to make it the figure's caption."""
 """Minutes per chapter of a reference build (its profile and commit inside): what each run
 report compares its build with, and what a chapter states of a cost it does not measure."""
 

@@ -15,8 +15,7 @@ from pandas.io.formats.style import Styler
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
 
-from rlvr_dynamics.chapters import figure_check
-from rlvr_dynamics.execution import CAPTION
+from rlvr_dynamics.chapters import CAPTION, figure_check
 from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.tasks.sums import PATH_TRACES
 

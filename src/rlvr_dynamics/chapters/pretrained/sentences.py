@@ -12,7 +12,6 @@ from rlvr_dynamics.chapters.pretrained import Params, Results, fits, training_pa
 from rlvr_dynamics.chapters.sentences import comparison_rows, reading_rows, run_settings
 from rlvr_dynamics.comparison.case import STEPWISE_SHARE
 from rlvr_dynamics.comparison.metrics import entropy_problems, mid_curve, passk_problems
-from rlvr_dynamics.report import measured_cost
 from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.stats import CONFIDENCE
 
@@ -100,10 +99,10 @@ def sources_text(sources: pd.DataFrame, Q: Params) -> str:
     return text
 
 
-def how_to_run(P: Params) -> str:
+def how_to_run(P: Params, cost: str) -> str:
     """The page of a build where ``P.source`` has not made this chapter's results on this
     machine: what the chapter would show, the command that makes them and what it cost when
-    last measured (``report.measured_cost``)."""
+    last measured (``cost``: ``report.measured_cost``'s sentence)."""
     return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it with "
             f"other code), so this page shows none of its results. Run, it shows the base's "
             f"Pass@k per difficulty, the training dynamics of GRPO and GRPO-N over seeds "
@@ -113,7 +112,7 @@ def how_to_run(P: Params) -> str:
             f"paper's claims that this model can decide. To make them:\n\n"
             f"    make reproduce PROFILE={P.source}\n\nthen rebuild this book "
             f"(`make reproduce`): this chapter reads them back without computing anything."
-            + measured_cost(P.source))
+            + cost)
 
 
 def verdict_rule() -> str:
