@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from rlvr_dynamics.chapters.style import number, with_legend
 from rlvr_dynamics.chapters.training import Params, paper_settings
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
 
@@ -27,3 +28,21 @@ def settings_table(T: Params) -> pd.DataFrame:
     return pd.DataFrame({f"this run ({T.profile})": [getattr(T, k) for k in paper],
                          "paper (Appendix C.2)": list(paper.values())},
                         index=list(paper)).astype(str)
+
+
+HELD_OUT = {"accuracy_base": ("acc. base", "greedy accuracy of the base on the held-out problems"),
+            "accuracy_end": ("acc. end", "the same at the end of training"),
+            "entropy_base": ("H base", "token entropy of the base on them, nats"),
+            "entropy_min": ("H lowest", "the lowest held-out entropy along training"),
+            "step_of_min": ("at step", "the step it was reached"),
+            "entropy_end": ("H end", "the held-out entropy at the end"),
+            "reward_end": ("reward end", "mean reward over the last quarter of the steps"),
+            "sd accuracy_end": ("sd acc. end", "standard deviation over seeds of acc. end"),
+            "sd entropy_end": ("sd H end", "standard deviation over seeds of H end")}
+"""The held-out table's short column labels and what each means."""
+
+
+def held_out_table(table: pd.DataFrame):
+    """``chapter.held_out_table`` for the page: short labels named in a legend under it,
+    three significant digits, the step a whole number."""
+    return with_legend(table, HELD_OUT).format(number)
