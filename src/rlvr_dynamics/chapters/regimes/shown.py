@@ -72,7 +72,23 @@ def _mean_range(x: pd.Series, fmt: str) -> str:
     return f"{rounded(fmt, x.mean())} ({rounded(fmt, x.min())} to {rounded(fmt, x.max())})"
 
 
-def scenario_table(table: pd.DataFrame, controls: dict[str, str]) -> pd.DataFrame | None:
+SCENARIO_LEGEND = {
+    "k (mid-curve)": ("k", "where the arm's base sits mid-curve"),
+    "change of P(stepwise)": ("ΔP(stepwise)", "on the rare-only problems at the step the other "
+                                              "seeds find lowest, relative (mean, range)"),
+    "read at step": ("at step", "that step, per seed"),
+    "crossover": ("crossover", "per seed"),
+    "last step": ("last step", "per seed (a run ends 20 steps after its crossover)"),
+    "Pass@k start": ("start", "Pass@k at the mid-curve k on the rare-only problems, the base"),
+    "Pass@k end": ("end", "the same at the end (mean, range)"),
+    "gain": ("gain", "end minus start, points (mean, range)"),
+    "from the path choice": ("path", "the gain's part from the choice of path"),
+    "from reliability": ("reliability", "its part from each path's reliability"),
+    "from the rest": ("rest", "the rest")}
+"""The scenario table's short column labels and what each means."""
+
+
+def scenario_table(table: pd.DataFrame, controls: dict[str, str]):
     """The arms and their controls, per algorithm (``table``: ``stages.stages``' rows): the
     mid-curve k, the change of P(stepwise) on the rare-path-only problems (minus the fall) and
     the steps it was read at, the crossover per seed, mid-curve Pass@k at the start and the end,
@@ -95,7 +111,7 @@ def scenario_table(table: pd.DataFrame, controls: dict[str, str]) -> pd.DataFram
                      "from the path choice": f"{g['path choice'].mean():+.1f}",
                      "from reliability": f"{g['reliability'].mean():+.1f}",
                      "from the rest": f"{g['rest'].mean():+.1f}"})
-    return pd.DataFrame(rows).set_index(["regime", "algorithm"])
+    return with_legend(pd.DataFrame(rows).set_index(["regime", "algorithm"]), SCENARIO_LEGEND)
 
 
 def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]],
