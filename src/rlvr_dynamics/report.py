@@ -126,9 +126,11 @@ def rerun_md(notebook: str, profile: str, parameters: dict[str, Any], minutes: f
         "folded cell below lists them all):", "", "```bash", command, "```", "",
         f"The chapter's source is [`{source}`]({url}/blob/{branch}/{source}) (a MyST notebook: "
         "`make lab` opens it in JupyterLab, where its first cell names the profile). "
-        f"[Open it in Binder]({binder}), which builds the repository's `environment.yml`; "
-        "the download button above gives this page as an executed `.ipynb`, which Colab and "
-        "Jupyter open (rerunning it needs the package: `pip install -e .` in a clone).",
+        f"[Open it in Binder]({binder}): Binder builds the repository's `environment.yml`; "
+        "run `pip install --no-deps -e .` in its terminal before the first cell. The download "
+        "button above gives this page as an executed `.ipynb`, which Colab and Jupyter open "
+        "(rerunning it needs the package there too: `pip install -e .` in a clone). The "
+        "address is `repository.url` in `book/_config.yml`, the one place it is set.",
         ":::"])
 
 
