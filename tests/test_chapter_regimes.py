@@ -552,8 +552,9 @@ def test_the_scenario_in_words_follows_its_numbers():
     assert "predicted a fall of π(a2) by 60 % under Adam (crossover 200)" in text
     assert f"gained {g['gain'].mean():+.1f} points" in text and "**replicates**" in text
     table = displayed.against_prediction(runs, registered, {"arm": "control"})
-    assert table.loc[("arm", "GRPO"), "Adam: dip as the LM's"] == "yes"
-    assert table.loc[("control", "GRPO"), "Adam: dip as the LM's"] == "no"
+    assert table.loc[("arm", "GRPO"), ("Adam", "dip as the LM's")] == "yes"
+    assert table.loc[("control", "GRPO"), ("Adam", "dip as the LM's")] == "no"
+    assert list(table.columns.levels[0]) == ["Adam", "LM", "SGD"]  # two header rows
     shown = displayed.prediction_table(registered)
     assert shown.loc[("arm", "SGD, GRPO"), "dip of π(a2)"] == "-60 %"
     inputs = displayed.prediction_inputs(registered)
@@ -691,10 +692,11 @@ def test_the_cell_checks_and_comparisons_in_words_follow_their_numbers():
     checks = {"Adam": crossover.prediction_checks(pairs),
               "SGD": crossover.prediction_checks(pairs.assign(predicted=10.0))}
     table = displayed.prediction_check_table(checks)
-    assert table.loc[("r", "GRPO"), "Adam: reading"] == crossover.AGREES
-    assert table.loc[("r", "GRPO"), "SGD: reading"] == crossover.SLOWER
-    assert table.loc[("r", "GRPO"), "Adam: LM / toy"].startswith("1 [")
-    assert table.loc[("r", "GRPO"), "LM: crossover"] == "90, 110, 100"
+    assert table.loc[("r", "GRPO"), ("Adam", "reading")] == crossover.AGREES
+    assert table.loc[("r", "GRPO"), ("SGD", "reading")] == crossover.SLOWER
+    assert table.loc[("r", "GRPO"), ("Adam", "LM / toy")].startswith("1 [")
+    assert table.loc[("r", "GRPO"), ("LM", "crossover")] == "90, 110, 100"
+    assert table.loc[("r", "GRPO"), ("", "not crossed")] == 0
     text = sentences.prediction_check_text(checks)
     assert "under Adam, of 1 cells: 1 agrees" in text and "1 slower than the toy" in text
     runs = pd.DataFrame({"regime": "r", "algorithm": ["NSR"] * 3 + ["GRPO-N"] * 3,

@@ -103,18 +103,28 @@ def styled(table: pd.DataFrame, decimals: int = 3, caption: str = ""):
                                {"selector": "td", "props": "text-align: right;"}]))
 
 
-def with_legend(table: pd.DataFrame, legend: dict[str, tuple[str, str]]) -> Styler:
+def grouped(table: pd.DataFrame, sep: str = ": ") -> pd.DataFrame:
+    """``table`` with each column label "group: name" split into two header rows (a group over
+    its names), so that a wide table of repeated prefixes ("Adam: toy", "Adam: reading", "SGD:
+    toy", ...) needs short labels only; a label without ``sep`` has no group."""
+    return table.set_axis(pd.MultiIndex.from_tuples(
+        [tuple(c.split(sep, 1)) if sep in c else ("", c) for c in table.columns]), axis=1)
+
+
+def with_legend(table: pd.DataFrame, legend: dict[str, tuple[str, str]], unwrapped: bool = False
+                ) -> Styler:
     """A wide table for the page: each long column label replaced by a short one and named in
     full in a legend under the table (``legend``: long label -> (short label, what it means)),
-    numbers right-aligned; format it further by the short labels."""
+    numbers right-aligned, cells kept on one line where ``unwrapped`` (short values only: lists
+    would run off the page); format it further by the short labels."""
     short = table.rename(columns={long: s for long, (s, _) in legend.items()})
     words = "; ".join(f"<b>{s}</b>: {meaning}" for s, meaning in legend.values())
     return (short.style.set_caption(words).set_table_attributes('class="dataframe"')
             .set_table_styles([{"selector": "caption", "props": "caption-side: bottom; "
                                 "text-align: left; font-size: 0.9em;"},
                                {"selector": "td, th", "props": "padding: 0.1em 0.6em;"},
-                               {"selector": "td", "props": "text-align: right; "
-                                                           "white-space: nowrap;"}],
+                               {"selector": "td", "props": "text-align: right;"
+                                + (" white-space: nowrap;" if unwrapped else "")}],
                               overwrite=False))
 
 

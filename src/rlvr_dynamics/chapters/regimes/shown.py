@@ -23,7 +23,7 @@ from rlvr_dynamics.chapters.regimes.ladder import BAND, LADDER
 from rlvr_dynamics.chapters.regimes.toy_mapping import order_pairs
 from rlvr_dynamics.chapters.regimes.toy_rungs import PROPORTIONAL, TABULAR, WITHOUT
 from rlvr_dynamics.chapters.regimes.sentences import time_text, times_text  # times in words
-from rlvr_dynamics.chapters.style import number, rounded, with_legend
+from rlvr_dynamics.chapters.style import grouped, number, rounded, with_legend
 
 
 # --- the dial and the registered predictions ---------------------------------------------------
@@ -141,7 +141,7 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
             row[f"{opt}: crossover"] = time_text(p["toy expansion"])
             row[f"{opt}: dip as the LM's"] = "yes" if toy_dip == lm_dip else "no"
         rows.append(row)
-    return pd.DataFrame(rows).set_index(["regime", "algorithm"])
+    return grouped(pd.DataFrame(rows).set_index(["regime", "algorithm"]))
 
 
 def scenario_verdict_table(verdicts: dict[tuple[str, str], dict]) -> pd.DataFrame | None:
@@ -205,7 +205,7 @@ def prediction_check_table(checks: dict[str, pd.DataFrame]) -> pd.DataFrame:
             f"{opt}: reading": t["reading"]}).set_index(["regime", "algorithm"])
         out = part if out is None else out.join(part.drop(columns=["LM: crossover",
                                                                    "not crossed"]))
-    return out
+    return grouped(out)
 
 
 def comparison_table(compared: pd.DataFrame) -> pd.DataFrame:
@@ -409,7 +409,7 @@ def ladder_table(rungs: dict[str, pd.DataFrame]):
                                    "Kaplan-Meier median over seeds)"),
         "clock": ("clock", "whose steps the two columns before count"),
         "slope": ("slope", "Δlog(π_d/π_#) on Δlog(π_#/π_=) over the first updates"),
-        "first stage": ("first stage", "the stage-1 rule's reading")})
+        "first stage": ("first stage", "the stage-1 rule's reading")}, unwrapped=True)
 
 
 def slope_table(slopes: pd.DataFrame, judged: dict[tuple[str, str], dict[str, Any]]
