@@ -396,9 +396,11 @@ def test_the_findings_follow_the_table():
     assert "GRPO 0 of 1" in sentences.findings_text(table, 100, 10)
     pairs = displayed.order_table(table, 10)
     assert pairs[["the toy: first", "then", "the LM"]].values.tolist() == [
-        ["rare", "common", toy_mapping.REVERSED]] * 2
+        ["rare", "common", displayed.REVERSED]] * 2
     table.loc[table["regime"] == "rare", "toy expansion"] = 10.5  # within 10 %: not apart
     assert "GRPO 0 of 0" in sentences.findings_text(table, 100, 10)
+    assert displayed.order_table(table, 10).empty
+    table.loc[table["regime"] == "rare", "toy expansion"] = 80.0  # as the LM: no exception
     assert displayed.order_table(table, 10).empty
 
 
@@ -408,12 +410,9 @@ def test_the_order_of_regimes_counts_ties_and_never():
     agree, pairs, other = chapter.order_agreement(lm, toy_t, 10)
     # a-b: toy apart, LM within one probe (tie); a-c, b-c: the toy and the LM agree
     assert (agree, pairs) == (2, 3) and other == [("a", "b", True)]
-    assert toy_mapping.order_pairs(lm, toy_t, 10) == [
-        ("a", "b", toy_mapping.TIED), ("a", "c", toy_mapping.SAME_ORDER),
-        ("b", "c", toy_mapping.SAME_ORDER)]
     lm["c"] = 5.0  # now the LM puts c first: reversed against the toy, twice
-    assert [how for *_, how in toy_mapping.order_pairs(lm, toy_t, 10)] == [
-        toy_mapping.TIED, toy_mapping.REVERSED, toy_mapping.REVERSED]
+    assert chapter.order_agreement(lm, toy_t, 10) == (0, 3, [("a", "b", True), ("a", "c", False),
+                                                             ("b", "c", False)])
 
 
 @pytest.mark.parametrize("shape, expected", [("shrinks then expands", stats.REPLICATES),

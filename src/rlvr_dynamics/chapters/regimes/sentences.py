@@ -103,7 +103,7 @@ def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
         orders.append(f"{algo} {agree} of {pairs}")
     lines.append("- **The toy's order.** Of the pairs of regimes whose times the toy sets apart "
                  f"(more than {TOY_SAME:.0%}), the LM orders the same way: "
-                 + "; ".join(orders) + " (pair by pair in the table below).")
+                 + "; ".join(orders) + " (the pairs it does not, in the table below).")
     return "\n".join(lines)
 
 

@@ -20,7 +20,7 @@ from rlvr_dynamics.chapters.regimes import (AGREE_FACTOR, FALL_MARGIN, MATCH_FAC
 from rlvr_dynamics.chapters.regimes.crossover import registrations
 from rlvr_dynamics.chapters.regimes.scenario import large_k as scenario_large_k
 from rlvr_dynamics.chapters.regimes.ladder import BAND, LADDER
-from rlvr_dynamics.chapters.regimes.toy_mapping import order_pairs
+from rlvr_dynamics.chapters.regimes.toy_mapping import order_agreement
 from rlvr_dynamics.chapters.regimes.toy_rungs import PROPORTIONAL, TABULAR, WITHOUT
 from rlvr_dynamics.chapters.regimes.sentences import time_text, times_text  # times in words
 from rlvr_dynamics.chapters.style import grouped, number, rounded, with_legend
@@ -335,19 +335,24 @@ def verdicts_table(verdicts: pd.DataFrame):
 
 # --- the orderings against the toy -------------------------------------------------------------
 
+TIED, REVERSED = "ties them", "the other way round"
+"""How the LM orders a pair of regimes that the toy sets apart, where not as the toy does."""
+
+
 def order_table(table: pd.DataFrame, probe_every: int) -> pd.DataFrame:
-    """Per algorithm, each pair of regimes whose times to crossover the toy sets apart
-    (``toy_mapping.order_pairs``; ``table``: the summary's rows): the toy's order, both times
-    and the LM's median times, and how the LM orders the pair."""
+    """Per algorithm, each pair of regimes whose times to crossover the toy sets apart and the
+    LM does not order the same way (``toy_mapping.order_agreement``' others; ``table``: the
+    summary's rows): the toy's order, both times and the LM's median times, and whether the LM
+    ties them or orders them the other way round."""
     rows = []
     for algo, g in table.groupby("algorithm", sort=False):
         lm = g.groupby("regime", sort=False)["crossover"].median()
         toy_t = g.groupby("regime", sort=False)["toy expansion"].first()
-        for first, second, how in order_pairs(lm, toy_t, probe_every):
+        for first, second, tie in order_agreement(lm, toy_t, probe_every)[2]:
             rows.append({"algorithm": algo, "the toy: first": first, "then": second,
                          "toy's times": f"{time_text(toy_t[first])}, {time_text(toy_t[second])}",
                          "LM's medians": f"{time_text(lm[first])}, {time_text(lm[second])}",
-                         "the LM": how})
+                         "the LM": TIED if tie else REVERSED})
     return pd.DataFrame(rows, columns=["algorithm", "the toy: first", "then", "toy's times",
                                        "LM's medians", "the LM"])
 

@@ -202,17 +202,14 @@ def _direction(a: float, b: float, same: float) -> int:
     return 0 if abs(a - b) <= same else (-1 if a < b else 1)
 
 
-SAME_ORDER, TIED, REVERSED = "the same order", "ties them", "the other way round"
-"""How the LM orders a pair of regimes that the toy sets apart (``order_pairs``)."""
-
-
-def order_pairs(lm: pd.Series, toy_t: pd.Series, probe_every: int
-                ) -> list[tuple[str, str, str]]:
-    """Each pair of regimes whose toy times to expansion (``toy_t``) are more than
-    ``TOY_SAME`` apart (relative; NaN: outside the toy, left out), as (the toy's first, its
-    second, how the LM's median times ``lm`` order them: ``SAME_ORDER`` where more than one
-    probe interval apart the same way, ``TIED`` within it, else ``REVERSED``)."""
-    out = []
+def order_agreement(lm: pd.Series, toy_t: pd.Series, probe_every: int
+                    ) -> tuple[int, int, list[tuple[str, str, bool]]]:
+    """(agree, pairs, the others): of the pairs of regimes whose toy times to expansion
+    (``toy_t``) are more than ``TOY_SAME`` apart (relative; NaN: outside the toy, left out),
+    how many the LM's median times (``lm``) order the same way, more than one probe interval
+    apart; each other pair as (the toy's first, its second, whether the LM ties them rather
+    than reversing them)."""
+    agree, pairs, other = 0, 0, []
     names = [r for r in lm.index if not np.isnan(toy_t[r])]
     for i, a in enumerate(names):
         for b in names[i + 1:]:
@@ -220,18 +217,11 @@ def order_pairs(lm: pd.Series, toy_t: pd.Series, probe_every: int
             toy_dir = _direction(toy_t[a], toy_t[b], same if np.isfinite(same) else 0.0)
             if toy_dir == 0:
                 continue
+            pairs += 1
             lm_dir = _direction(lm[a], lm[b], probe_every)
-            first, second = (a, b) if toy_dir < 0 else (b, a)
-            out.append((first, second, SAME_ORDER if lm_dir == toy_dir else
-                        TIED if lm_dir == 0 else REVERSED))
-    return out
-
-
-def order_agreement(lm: pd.Series, toy_t: pd.Series, probe_every: int
-                    ) -> tuple[int, int, list[tuple[str, str, bool]]]:
-    """(agree, pairs, the others) of ``order_pairs``: how many of the pairs the toy sets apart
-    the LM orders the same way, of how many; each other pair as (the toy's first, its second,
-    whether the LM ties them rather than reversing them)."""
-    pairs = order_pairs(lm, toy_t, probe_every)
-    other = [(a, b, how == TIED) for a, b, how in pairs if how != SAME_ORDER]
-    return len(pairs) - len(other), len(pairs), other
+            if lm_dir == toy_dir:
+                agree += 1
+            else:
+                first, second = (a, b) if toy_dir < 0 else (b, a)
+                other.append((first, second, lm_dir == 0))
+    return agree, pairs, other
