@@ -88,14 +88,14 @@ SCENARIO_LEGEND = {
 """The scenario table's short column labels and what each means."""
 
 
-def scenario_table(table: pd.DataFrame, controls: dict[str, str]):
-    """The arms and their controls, per algorithm (``table``: ``stages.stages``' rows): the
-    mid-curve k, the change of P(stepwise) on the rare-path-only problems (minus the fall) and
-    the steps it was read at, the crossover per seed, mid-curve Pass@k at the start and the end,
-    and the gain split into path choice, reliability and the rest (means over seeds, range);
-    None without ``controls``."""
+def scenario_tables(table: pd.DataFrame, controls: dict[str, str]) -> tuple:
+    """The arms and their controls, per algorithm (``table``: ``stages.stages``' rows), in two
+    tables that fit the page: the mid-curve k, the change of P(stepwise) on the rare-path-only
+    problems (minus the fall) and the steps it was read at, the crossover and the last step
+    per seed; then mid-curve Pass@k at the start and the end, and the gain split into path
+    choice, reliability and the rest (means over seeds, range); none without ``controls``."""
     if not controls:
-        return None
+        return ()
     names = [n for pair in controls.items() for n in pair]
     rows = []
     for (regime, algo), g in table[table["regime"].isin(names)].groupby(
@@ -111,7 +111,10 @@ def scenario_table(table: pd.DataFrame, controls: dict[str, str]):
                      "from the path choice": f"{g['path choice'].mean():+.1f}",
                      "from reliability": f"{g['reliability'].mean():+.1f}",
                      "from the rest": f"{g['rest'].mean():+.1f}"})
-    return with_legend(pd.DataFrame(rows).set_index(["regime", "algorithm"]), SCENARIO_LEGEND)
+    out = pd.DataFrame(rows).set_index(["regime", "algorithm"])
+    first = ["k (mid-curve)", "change of P(stepwise)", "read at step", "crossover", "last step"]
+    return tuple(with_legend(part, {c: SCENARIO_LEGEND[c] for c in part.columns})
+                 for part in (out[first], out.drop(columns=first)))
 
 
 def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]],
