@@ -361,13 +361,16 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
                             "seeds": 4, "mechanism": TOY,
                             "effect": stats.one_sample([-0.5, -0.45, -0.55, -0.5], 0.25)}])
     text = sentences.ladder_text({"arm": rows}, slopes)
-    assert "R4 -55 % (a first stage); the first stage turns at R4, where it appears." in text
+    assert "R4 -55 % (a first stage); the first stage turns at R4, where it appears; slopes:" \
+        in text
     pending = rows.assign(**{"first stage": [YES, YES, stats.UNDECIDED]})
     assert ("no decided rung reads otherwise than the first (the rule decides nothing at R4, "
-            "where the stage is neither shown nor excluded)") in sentences.ladder_text(
+            "where the stage is neither shown nor excluded); slopes:") in sentences.ladder_text(
                 {"arm": pending}, slopes)
-    assert "without a stepwise sample alone**: the slope over the first 20 updates is" in text
-    assert f"reads as *{TOY}*" in text
+    assert text.startswith("Slopes are over the first 20 updates, mean over seeds")
+    assert "* **arm, GRPO-N**: the dip of P(stepwise), rung by rung: R0 +0 % (none)" in text
+    assert f"; slopes: without stepwise groups -0.50 [" in text and f"] *{TOY}*." in text
+    assert len([l for l in text.splitlines() if l.startswith("* ")]) == 1  # one per algorithm
     assert "Not run in this build: R2, R3 and R5" in text and "is not answered here" in text
     full = pd.concat([rows, rows.assign(rung="R2"), rows.assign(rung="R3")])
     assert "Not run in this build: R5 (the `cpu-ladder` profile runs it)" in \

@@ -397,11 +397,8 @@ def contrast_text(contrasted: pd.DataFrame) -> str:
             + ", ".join(parts) + ".")
 
 
-HOW_WORDS = {AS_BUILT: "as built", WITHOUT: "on the groups without a stepwise sample alone",
-             "R2": "as R2 (a readout on a frozen body, on the first character)",
-             "R3": "as R3 (the full model, on the first character)",
-             "R5": "as R5 (the full model as built, its paths begun with tokens of their own)"}
-"""How a run was trained (``ladder.measured_slopes``' key), in words."""
+HOW_SHORT = {AS_BUILT: "R4 (as built)", WITHOUT: "without stepwise groups"}
+"""How a run was trained, in a few words (a model rung's runs by its name)."""
 
 STAGE_WORDS = {YES: "a first stage", NO: "none"}
 """A rung's first-stage reading (``ladder.rung_rows``) in words; a check's verdict otherwise."""
@@ -425,27 +422,30 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame,
     rungs not run in this build, and whether R5 shows both stages beside what its own
     registration predicted (``judged``: (arm, how) -> the registration that judges those runs,
     ``ladder_all``'s)."""
-    lines = []
+    lines = [f"Slopes are over the first {WINDOW} updates, mean over seeds with the interval "
+             f"(the tabular toy: {TABULAR:+.2f}; proportional spreading: {PROPORTIONAL:+.2f}), "
+             "each followed by what the rule reads it as."] if len(slopes) else []
     for arm, rows in rungs.items():
-        for label in rows["algorithm"].unique():
+        mine_slopes = slopes[slopes["regime"] == arm]
+        for label in dict.fromkeys([*rows["algorithm"], *mine_slopes["algorithm"]]):
             mine = rows[rows["algorithm"] == label].set_index("rung")
-            dips = ", ".join(_dip_words(rung, x) for rung, x in mine.iterrows())
-            turn = turns(rows, label)
-            said = (f"the first stage turns at {turn[0]}, where it "
-                    f"{'appears' if turn[1] == YES else 'vanishes'}" if turn else
-                    "no decided rung reads otherwise than the first")
-            pending = [r for r, stage in mine["first stage"].items() if stage not in (YES, NO)]
-            undecided = (f" (the rule decides nothing at {', '.join(pending)}, where the stage is "
-                         f"neither shown nor excluded)" if pending else "")
-            lines.append(f"* **{arm}, {label}**: the dip of P(stepwise), rung by rung: {dips}; "
-                         f"{said}{undecided}.")
-        for _, x in slopes[slopes["regime"] == arm].iterrows():
-            how = HOW_WORDS.get(x["how"], x["how"])
-            seeds = f"{x['seeds']} seed{'s' if x['seeds'] > 1 else ''}"
-            lines.append(f"* **{arm}, {x['algorithm']}, trained {how}**: the slope over the "
-                         f"first {WINDOW} updates is {x['effect'].text('{:+.2f}')} over "
-                         f"{seeds}: by the rule it reads as *{x['mechanism']}* (the tabular "
-                         f"toy: {TABULAR:+.2f}; proportional spreading: {PROPORTIONAL:+.2f}).")
+            parts = []
+            if len(mine):
+                dips = ", ".join(_dip_words(rung, x) for rung, x in mine.iterrows())
+                turn = turns(rows, label)
+                said = (f"the first stage turns at {turn[0]}, where it "
+                        f"{'appears' if turn[1] == YES else 'vanishes'}" if turn else
+                        "no decided rung reads otherwise than the first")
+                pending = [r for r, s in mine["first stage"].items() if s not in (YES, NO)]
+                undecided = (f" (the rule decides nothing at {', '.join(pending)}, where the "
+                             f"stage is neither shown nor excluded)" if pending else "")
+                parts.append(f"the dip of P(stepwise), rung by rung: {dips}; {said}{undecided}")
+            slope = mine_slopes[mine_slopes["algorithm"] == label]
+            if len(slope):
+                parts.append("slopes: " + ", ".join(
+                    f"{HOW_SHORT.get(x['how'], x['how'])} {x['effect'].text('{:+.2f}')} "
+                    f"*{x['mechanism']}*" for _, x in slope.iterrows()))
+            lines.append(f"* **{arm}, {label}**: " + "; ".join(parts) + ".")
     ran = {r for rows in rungs.values() for r in rows["rung"]}
     later = [r for r in MODEL_RUNGS if r not in ran]
     if rungs and later:
