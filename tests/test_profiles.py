@@ -246,7 +246,7 @@ def test_a_path_prior_has_one_range_everywhere():
 
 @pytest.mark.parametrize("profile", ["cpu", "smoke", "cpu-ladder"])
 def test_the_rerun_box_gives_a_command_that_reruns_the_chapter_as_built(profile):
-    """Each chapter's rerun box (``report.rerun_md``) holds the exact ``make reproduce``
+    """Each chapter's rerun box (``execution.rerun_md``) holds the exact ``make reproduce``
     command: its PARAMS, split as the Makefile splits them and parsed as the runner parses
     them, give the values this build ran with; the box sits right under the page's title,
     once however often it is added."""
@@ -255,7 +255,7 @@ def test_the_rerun_box_gives_a_command_that_reruns_the_chapter_as_built(profile)
 
     import nbformat
 
-    from rlvr_dynamics.report import BOX, RERUN, rerun_md, with_rerun_box
+    from rlvr_dynamics.execution import BOX, RERUN, rerun_md, with_rerun_box
 
     selected = [nb for nb in chapters() if nb in RERUN]
     assert selected == chapters()

@@ -1,7 +1,9 @@
 """Execute a profile's notebooks with papermill: the chapters in book order (``chapters``),
 one notebook run with its resolved parameters injected and shown folded, as a reader reads them
 (``execute``, ``parameters_source``), and the stamp that says what made each executed copy
-(``stamp``: its profile, the commit, the fingerprints of the chapter's code and source).
+(``stamp``: its profile, the commit, the fingerprints of the chapter's code and source); the
+cells a chapter without its results leaves out (``available``, ``declared``), its figures'
+captions (``captions``) and the rerun box under its title (``with_rerun_box``).
 
 Executed notebooks go to ``build/<profile>/book/notebooks/`` (a failed one to
 ``build/<profile>/failed/``). A page of the book is a chapter's executed notebook, or the same
@@ -10,6 +12,7 @@ chapter shown again as another profile executed it (``instance``).
 from __future__ import annotations
 
 import importlib
+import json
 import logging
 import os
 import pprint
@@ -131,6 +134,7 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     nb = nbformat.read(running, as_version=4)
     nb.metadata[STAMP] = stamp(profile, notebook)
     captions(nb, notebook)
+    with_rerun_box(nb, notebook, profile)
     for cell in nb.cells:  # the book shows the injected values, folded, not the defaults
         tags = cell.setdefault("metadata", {}).setdefault("tags", [])
         if "parameters" in tags and "remove-cell" not in tags:
@@ -143,11 +147,16 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     return done
 
 
+DISPLAYS = ("display_data", "execute_result")
+"""The outputs that MyST-NB shows as displays (and wraps in a cell's figure)."""
+
+
 def captions(nb: nbformat.NotebookNode, notebook: str) -> None:
-    """Each figure that ``chapters.style.show`` left with a caption becomes a figure with that caption
-    on the page (MyST-NB's cell-level ``mystnb.figure`` options; the cell tagged full-width
-    where the figure is): MyST-NB captions every display of such a cell, so a captioned figure
-    must be its cell's only display; else an error names the notebook and the cell."""
+    """Each figure that ``chapters.style.show`` left with a caption becomes a figure with that
+    caption on the page (MyST-NB's cell-level ``mystnb.figure`` options; the cell tagged
+    full-width where the figure is): MyST-NB captions every display of such a cell, so a
+    captioned figure must be its cell's only display; else an error names the notebook and the
+    cell."""
     for i, cell in enumerate(nb.cells):
         shown = [o for o in cell.get("outputs", []) if o.get("output_type") in DISPLAYS]
         captioned = [o["metadata"][CAPTION] for o in shown if CAPTION in o.get("metadata", {})]
@@ -163,8 +172,67 @@ def captions(nb: nbformat.NotebookNode, notebook: str) -> None:
             tags += [t for t in ("full-width",) if t not in tags]
 
 
-DISPLAYS = ("display_data", "execute_result")
-"""The outputs that MyST-NB shows as displays (and wraps in a cell's figure)."""
+
+RERUN = {"theory": ("seed", "vocab", "lr"), "toy_dynamics": ("seeds", "steps", "G", "pi0"),
+         "base_model": ("seed", "steps", "samples"), "evaluation": ("table1_n", "table1_problems"),
+         "training": ("seeds", "steps", "algorithms"), "reproduction": ("n", "problems"),
+         "regimes": ("seeds", "steps", "ladder"), "pretrained": ("source", "seeds", "levels"),
+         "verdict": ("beside",)}
+"""Each chapter's parameters that a reader most often changes: the rerun box gives them with
+this build's values (every other parameter is in the injected cell, folded, and on the run
+report)."""
+BOX = "rlvr_dynamics-rerun"
+"""The tag of the markdown cell that holds a page's rerun box (``with_rerun_box``)."""
+
+
+def rerun_md(notebook: str, profile: str, parameters: dict[str, Any], minutes: float) -> str:
+    """A chapter's rerun box (a folded admonition): the exact command that reruns it with its
+    main parameters (``RERUN``) at this build's values, what it cost in this build, where its
+    source is and how to open it in Binder (``repository`` of ``book/_config.yml``, the one
+    place the address is set)."""
+    config = yaml.safe_load((BOOK / "_config.yml").read_text())["repository"]
+    url, branch = config["url"].rstrip("/"), config.get("branch", "main")
+    values = " ".join(f"{name}={json.dumps(parameters[name], separators=(',', ':'))}"
+                      for name in RERUN.get(notebook, ()) if name in parameters)
+    command = (f"make reproduce{'' if profile == 'cpu' else f' PROFILE={profile}'} "
+               f"NB={notebook}" + (f" PARAMS='{values}'" if values else ""))
+    source = f"notebooks/{notebook}.md"
+    binder = (f"https://mybinder.org/v2/gh/{url.removeprefix('https://github.com/')}/{branch}"
+              f"?urlpath=lab/tree/{source}")
+    return "\n".join([
+        ":::{admonition} Rerun this chapter", ":class: dropdown", "",
+        f"This page was executed under the `{profile}` profile, in {minutes:.1f} min in this "
+        "build (results already on disk, made by the same code, are read back rather than "
+        "computed: the page on rerunning gives each profile's cost from empty results). To "
+        "rerun it with other values (any declared parameter can be set the same way; the "
+        "folded cell below lists them all):", "", "```bash", command, "```", "",
+        f"The chapter's source is [`{source}`]({url}/blob/{branch}/{source}) (a MyST notebook: "
+        "`make lab` opens it in JupyterLab, where its first cell names the profile). "
+        f"[Open it in Binder]({binder}): Binder builds the repository's `environment.yml`; "
+        "run `pip install --no-deps -e .` in its terminal before the first cell. The download "
+        "button above gives this page as an executed `.ipynb`, which Colab and Jupyter open "
+        "(rerunning it needs the package there too: `pip install -e .` in a clone). The "
+        "address is `repository.url` in `book/_config.yml`, the one place it is set.",
+        ":::"])
+
+
+def with_rerun_box(nb: nbformat.NotebookNode, notebook: str, profile: str) -> None:
+    """``nb`` (executed by papermill) with its rerun box (``rerun_md``) right under its title,
+    made from the parameters and the duration papermill recorded; a box from an earlier call
+    replaced."""
+    meta = nb.metadata.get("papermill", {})
+    box = nbformat.v4.new_markdown_cell(rerun_md(notebook, profile, meta.get("parameters", {}),
+                                                 (meta.get("duration") or 0.0) / 60),
+                                        metadata={"tags": [BOX]})
+    for i, cell in enumerate(nb.cells):
+        if BOX in cell.metadata.get("tags", []):
+            nb.cells[i] = box
+            return
+    first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
+    title, _, rest = nb.cells[first].source.partition("\n")
+    nb.cells[first].source = rest
+    nb.cells[first:first] = [nbformat.v4.new_markdown_cell(title), box]
+
 
 STAMP = "rlvr_dynamics"
 """The executed notebook's metadata key for what made it (``stamp``)."""

@@ -8,7 +8,6 @@ costs (``profile_costs_md``, from ``PROFILE_COSTS``), and a profile's cost in a 
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import platform
 from pathlib import Path
@@ -89,67 +88,6 @@ def measured_cost(profile: str, path: Path = PROFILE_COSTS) -> str:
     return (f" The whole profile took {_wall_time(e['minutes'], e.get('about', False))} when "
             f"last measured ({e['date']}, code of commit {e['commit']}, {e['how']}; the page on "
             "rerunning breaks it down).")
-
-
-RERUN = {"theory": ("seed", "vocab", "lr"), "toy_dynamics": ("seeds", "steps", "G", "pi0"),
-         "base_model": ("seed", "steps", "samples"), "evaluation": ("table1_n", "table1_problems"),
-         "training": ("seeds", "steps", "algorithms"), "reproduction": ("n", "problems"),
-         "regimes": ("seeds", "steps", "ladder"), "pretrained": ("source", "seeds", "levels"),
-         "verdict": ("beside",)}
-"""Each chapter's parameters that a reader most often changes: the rerun box gives them with
-this build's values (every other parameter is in the injected cell, folded, and on the run
-report)."""
-BOX = "rlvr_dynamics-rerun"
-"""The tag of the markdown cell that holds a page's rerun box (``with_rerun_box``)."""
-
-
-def rerun_md(notebook: str, profile: str, parameters: dict[str, Any], minutes: float) -> str:
-    """A chapter's rerun box (a folded admonition): the exact command that reruns it with its
-    main parameters (``RERUN``) at this build's values, what it cost in this build, where its
-    source is and how to open it in Binder (``repository`` of ``book/_config.yml``, the one
-    place the address is set)."""
-    config = yaml.safe_load((BOOK / "_config.yml").read_text())["repository"]
-    url, branch = config["url"].rstrip("/"), config.get("branch", "main")
-    values = " ".join(f"{name}={json.dumps(parameters[name], separators=(',', ':'))}"
-                      for name in RERUN.get(notebook, ()) if name in parameters)
-    command = (f"make reproduce{'' if profile == 'cpu' else f' PROFILE={profile}'} "
-               f"NB={notebook}" + (f" PARAMS='{values}'" if values else ""))
-    source = f"notebooks/{notebook}.md"
-    binder = (f"https://mybinder.org/v2/gh/{url.removeprefix('https://github.com/')}/{branch}"
-              f"?urlpath=lab/tree/{source}")
-    return "\n".join([
-        ":::{admonition} Rerun this chapter", ":class: dropdown", "",
-        f"This page was executed under the `{profile}` profile, in {minutes:.1f} min in this "
-        "build (results already on disk, made by the same code, are read back rather than "
-        "computed: the page on rerunning gives each profile's cost from empty results). To "
-        "rerun it with other values (any declared parameter can be set the same way; the "
-        "folded cell below lists them all):", "", "```bash", command, "```", "",
-        f"The chapter's source is [`{source}`]({url}/blob/{branch}/{source}) (a MyST notebook: "
-        "`make lab` opens it in JupyterLab, where its first cell names the profile). "
-        f"[Open it in Binder]({binder}): Binder builds the repository's `environment.yml`; "
-        "run `pip install --no-deps -e .` in its terminal before the first cell. The download "
-        "button above gives this page as an executed `.ipynb`, which Colab and Jupyter open "
-        "(rerunning it needs the package there too: `pip install -e .` in a clone). The "
-        "address is `repository.url` in `book/_config.yml`, the one place it is set.",
-        ":::"])
-
-
-def with_rerun_box(nb: nbformat.NotebookNode, notebook: str, profile: str) -> None:
-    """``nb`` (executed by papermill) with its rerun box (``rerun_md``) right under its title,
-    made from the parameters and the duration papermill recorded; a box from an earlier call
-    replaced."""
-    meta = nb.metadata.get("papermill", {})
-    box = nbformat.v4.new_markdown_cell(rerun_md(notebook, profile, meta.get("parameters", {}),
-                                                 (meta.get("duration") or 0.0) / 60),
-                                        metadata={"tags": [BOX]})
-    for i, cell in enumerate(nb.cells):
-        if BOX in cell.metadata.get("tags", []):
-            nb.cells[i] = box
-            return
-    first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
-    title, _, rest = nb.cells[first].source.partition("\n")
-    nb.cells[first].source = rest
-    nb.cells[first:first] = [nbformat.v4.new_markdown_cell(title), box]
 
 
 def citation_md() -> str:

@@ -22,14 +22,11 @@ import sys
 import time
 from pathlib import Path
 
-import nbformat
-
 from rlvr_dynamics.book import build_book
 from rlvr_dynamics.chapters import ParameterError, params_class
 from rlvr_dynamics.execution import chapters, execute
 from rlvr_dynamics.profiles import plan, profile_chapters
 from rlvr_dynamics.publish import publish
-from rlvr_dynamics.report import with_rerun_box
 from rlvr_dynamics.store import read_json
 from rlvr_dynamics.rl.config import TrainConfig
 from rlvr_dynamics.rl.runs import train
@@ -129,11 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     for i, nb in enumerate(selected, 1):
         log.info("[%d/%d] %s under profile %s", i, len(selected), nb, args.profile)
         start = time.time()
-        done = execute(args.profile, nb, resolved[nb])
-        executed = nbformat.read(done, as_version=4)
-        with_rerun_box(executed, nb, args.profile)
-        nbformat.write(executed, done.with_suffix(".boxed"))
-        os.replace(done.with_suffix(".boxed"), done)  # atomic: the page is whole or as before
+        execute(args.profile, nb, resolved[nb])
         log.info("[%d/%d] %s done in %.1f min", i, len(selected), nb, (time.time() - start) / 60)
     if not args.no_book:
         index = build_book(args.profile)

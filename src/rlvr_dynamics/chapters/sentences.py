@@ -46,6 +46,12 @@ QUANTITIES = {"greedy_accuracy": "held-out greedy accuracy",
 """The quantities of ``VERDICT_CLAIMS`` in words."""
 
 
+def passk_caption(described: str) -> str:
+    """The caption of ``chapters.figures.plot_passk`` (the base's and the trained models'
+    Pass@k over seeds), after what the runs were (``described``)."""
+    return f"{described}; lines: mean over seeds, bands: min to max over seeds."
+
+
 def ends_text(dynamics: dict[str, list[list[dict[str, Any]]]], key: str) -> str:
     """``key`` at the end of training per algorithm: mean ± sd over seeds (the mean alone with
     one seed)."""

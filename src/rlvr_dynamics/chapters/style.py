@@ -11,9 +11,9 @@ import re
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from pandas.io.formats.style import Styler
 from IPython.display import display
 from matplotlib_inline.backend_inline import set_matplotlib_formats
+from pandas.io.formats.style import Styler
 
 from rlvr_dynamics.chapters import CAPTION, figure_check
 from rlvr_dynamics.rl.algorithms import BASE
@@ -43,6 +43,7 @@ FIGURE_RC = {"font.size": 10, "axes.titlesize": 10, "axes.labelsize": 10,
              "figure.constrained_layout.use": True}
 """matplotlib's settings for every figure on the pages: text that reads at the page's width
 (``figure_check.MIN_POINTS``), laid out so that labels do not collide."""
+
 
 def for_pages() -> None:
     """pandas' display on the book's pages: three decimals, and text never cut short (pandas

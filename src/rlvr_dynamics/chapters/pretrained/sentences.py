@@ -9,7 +9,8 @@ import pandas as pd
 
 from rlvr_dynamics import registry
 from rlvr_dynamics.chapters.pretrained import Params, Results, fits, training_params
-from rlvr_dynamics.chapters.sentences import comparison_rows, reading_rows, run_settings
+from rlvr_dynamics.chapters.sentences import (comparison_rows, passk_caption,  # noqa: F401
+                                              reading_rows, run_settings)
 from rlvr_dynamics.comparison.case import STEPWISE_SHARE
 from rlvr_dynamics.comparison.metrics import entropy_problems, mid_curve, passk_problems
 from rlvr_dynamics.rl.algorithms import BASE
@@ -34,11 +35,6 @@ def probe_caption(Q: Params, described: str) -> str:
     """The caption of Pass@k along training: the probe and ``described``."""
     return (f"{Q.probe_samples} samples of {Q.probe_problems} test problems every "
             f"{Q.probe_every} steps. {described}; lines: mean over seeds, bands: min to max.")
-
-
-def passk_caption(described: str) -> str:
-    """The caption of the base's and the trained models' Pass@k."""
-    return f"{described}; lines: mean over seeds, bands: min to max over seeds."
 
 
 def difficulty_caption(P: Params, described: str) -> str:

@@ -17,7 +17,8 @@ from rlvr_dynamics.chapters.reproduction import (ANSWER_ENTROPY_MARGIN, CASE_MAR
                                                  PASS1_MARGIN, PASSK_MARGIN, Check, Setting,
                                                  base_stepwise, rare_path_support,
                                                  train_beyond_direct)
-from rlvr_dynamics.chapters.sentences import check_text, comparison_rows, run_settings  # noqa: F401
+from rlvr_dynamics.chapters.sentences import (check_text, comparison_rows,  # noqa: F401
+                                              passk_caption, run_settings)
 from rlvr_dynamics.comparison.models import is_base
 from rlvr_dynamics.comparison.metrics import Z
 from rlvr_dynamics.rl.algorithms import BASE
@@ -269,11 +270,6 @@ def bases_text(mid: pd.DataFrame, others: Sequence[str]) -> str:
 
 
 # --- the figures' captions ---------------------------------------------------------------------
-
-def passk_caption(described: str) -> str:
-    """The caption of Pass@k of the base and the trained models."""
-    return f"{described}; lines: mean over seeds, bands: min to max over seeds."
-
 
 def per_problem_caption(setting: str, described: str) -> str:
     """The caption of the per-problem scatter."""
