@@ -234,8 +234,9 @@ def test_extremes_have_appendix_c4_signs_along_a_mean_field(P):
         Eg = toy.expected_gradient(field[:, s], np.array(r), P.G, P.tau)
         assert best == Eg[:, np.argmax(r)].min() and worst == Eg[:, np.argmin(r)].max()
         assert best >= 0 > worst
-    text = sentences.extremes_report(P, ext)
-    assert text.count("min over steps of E[g(a_max)]") == len(ext)
+    table = shown.extremes_table(P, ext)
+    assert len(table) == len(ext)
+    assert table.iloc[0]["min over steps of E[g(a_max)]"] == f"{ext[0][0]:.2e}"
 
 
 # --- the runs, on a tiny setting ------------------------------------------------------------------
@@ -274,8 +275,14 @@ def test_figures_and_tables_of_a_tiny_build(P):
     by_pi0, by_r = chapter.figure1_runs(P)
     fig = figures.plot_figure1(P, by_pi0, by_r)
     assert len(fig.axes) == len(P.pi0_sweep) + len(P.reward_sweep)
-    table = shown.figure1_table(P, by_pi0, by_r)
-    assert len(table) == len(P.pi0_sweep) + len(P.reward_sweep)
+    by_policy, by_reward = shown.figure1_tables(P, by_pi0, by_r)
+    table = by_policy
+    assert (len(by_policy.data), len(by_reward.data)) == (len(P.pi0_sweep), len(P.reward_sweep))
+    assert by_policy.data.index[0] == str(tuple(P.pi0_sweep[0]))
+    assert by_reward.data.index.name == f"r (π0 = {tuple(P.pi0)})"
+    assert list(table.data.columns) == ["median", "expanded", "mean", "field", "π(a1) peak",
+                                        "π(a2) dip"]
+    assert "white-space: nowrap" in table.to_html() and "<b>π(a2) dip</b>" in table.to_html()
     main = chapter.main_run(P)
     share = chapter.negative_shares(main)
     assert share.shape == (P.steps, 3)
@@ -283,11 +290,11 @@ def test_figures_and_tables_of_a_tiny_build(P):
     assert len(figures.plot_relative_negatives(P, main).axes) == 2
     by_opt = chapter.optimizer_runs(P)
     assert len(figures.plot_optimizers(P, by_opt).axes) == 4
-    mf = shown.mean_field_table(P, by_opt)
-    assert mf.index.names == ["optimizer", "setting"] and len(mf) == 4
+    mf = shown.mean_field_table(P, by_opt).data
+    assert mf.index.names == ["optimizer", "π0"] and len(mf) == 4
     by_tau = chapter.temperature_runs(P)
-    t = shown.temperature_table(P, by_tau)
-    assert t["initial π_τ"].iloc[0] == str(np.round(P.pi0, 3).tolist())   # tau = 1
+    t = shown.temperature_table(P, by_tau).data
+    assert t["π_τ at start"].iloc[0] == "(" + ", ".join(f"{v:.3f}" for v in P.pi0) + ")"  # τ=1
     assert len(figures.plot_figure6(P, by_tau).axes) == len(P.tau_sweep)
     four = chapter.four_action_runs(P)
     assert four.mean.shape[-1] == 4 and len(figures.plot_figure7(P, four).axes) == 2

@@ -116,8 +116,8 @@ def with_legend(table: pd.DataFrame, legend: dict[str, tuple[str, str]], unwrapp
                 ) -> Styler:
     """A wide table for the page: each long column label replaced by a short one and named in
     full in a legend under the table (``legend``: long label -> (short label, what it means)),
-    numbers right-aligned, cells kept on one line where ``unwrapped`` (short values only: lists
-    would run off the page); format it further by the short labels."""
+    numbers right-aligned, cells and row labels kept on one line where ``unwrapped`` (short
+    values only: lists would run off the page); format it further by the short labels."""
     short = table.rename(columns={long: s for long, (s, _) in legend.items()})
     words = "; ".join(f"<b>{s}</b>: {meaning}" for s, meaning in legend.values())
     return (short.style.set_caption(words).set_table_attributes('class="dataframe"')
@@ -125,7 +125,9 @@ def with_legend(table: pd.DataFrame, legend: dict[str, tuple[str, str]], unwrapp
                                 "text-align: left; font-size: 0.9em;"},
                                {"selector": "td, th", "props": "padding: 0.1em 0.6em;"},
                                {"selector": "td", "props": "text-align: right;"
-                                + (" white-space: nowrap;" if unwrapped else "")}],
+                                + (" white-space: nowrap;" if unwrapped else "")},
+                               *([{"selector": "th.row_heading", "props": "white-space: nowrap;"}]
+                                 if unwrapped else [])],
                               overwrite=False))
 
 

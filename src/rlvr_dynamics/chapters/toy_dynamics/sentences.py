@@ -33,13 +33,6 @@ def unsampled_gradient_text(g: np.ndarray) -> str:
             + ("exactly 0" if g[1] == 0 else f"{g[1]:.3g}, not 0"))
 
 
-def extremes_report(P: Params, ext: list[tuple[float, float]]) -> str:
-    """``extremes`` as text, one setting after the other."""
-    return "\n".join(f"{show(P.pi0_four[s], P.rewards_four[s])}:\n   min over steps of "
-                     f"E[g(a_max)] = {best:.2e}, max over steps of E[g(a_min)] = {worst:.2e}"
-                     for s, (best, worst) in enumerate(ext))
-
-
 # --- the claim, as the closing chapter shows it ------------------------------------------------
 
 def ours(P: Params, per_seed: dict[str, np.ndarray]) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import toy
+from rlvr_dynamics.chapters.style import with_legend
 from rlvr_dynamics.chapters.toy_dynamics import (NEGATIVE_SHARE_MIN, Params, negative_shares,
                                                  two_settings)
 
@@ -60,11 +61,12 @@ def show(pi, r) -> str:
     return f"π0={tuple(pi)}, r={tuple(r)}"
 
 
-def expansion_table(summary: toy.Summary, labels: list[str]) -> pd.DataFrame:
-    """Per setting: when pi(a2) overtakes pi(a1) (median over seeds, share of seeds that got
-    there, the mean trajectory, the mean field) and the peak of the mean pi(a1)."""
+def expansion_table(summary: toy.Summary, labels: list[str] | pd.Index) -> pd.DataFrame:
+    """Per setting (``labels``, or an index of one row per setting): when pi(a2) overtakes
+    pi(a1) (median over seeds, share of seeds that got there, the mean trajectory, the mean
+    field) and the peak of the mean pi(a1)."""
+    index = labels if isinstance(labels, pd.Index) else pd.Index(labels, name="setting")
     return pd.DataFrame({
-        "setting": labels,
         "median over seeds": [fmt(np.median(t)) for t in summary.t_expand],
         "seeds expanded": [f"{np.isfinite(t).mean():.0%}" for t in summary.t_expand],
         "mean trajectory": [fmt(t) for t in toy.expansion_time(summary.mean)],
@@ -73,42 +75,88 @@ def expansion_table(summary: toy.Summary, labels: list[str]) -> pd.DataFrame:
             summary.mean[..., 0].max(0), summary.mean[..., 0].argmax(0))],
         "mean π(a2): start → lowest": [f"{a:.4f} → {b:.4f}" for a, b in zip(
             summary.mean[0, :, 1], summary.mean[..., 1].min(0))],
-    }).set_index("setting")
+    }, index=index)
 
 
-def figure1_table(P: Params, by_pi0: toy.Summary, by_r: toy.Summary) -> pd.DataFrame:
-    """The times to expansion of Figure 1's settings (``expansion_table``), both rows."""
-    return pd.concat([expansion_table(by_pi0, [show(p, P.rewards) for p in P.pi0_sweep]),
-                      expansion_table(by_r, [show(P.pi0, r) for r in P.reward_sweep])])
+EXPANSION_LEGEND = {
+    "initial π_τ": ("π_τ at start", "the sampling policy Softmax(log π0 / τ) at step 0"),
+    "median over seeds": ("median", "the median over seeds of the step at which π(a2) first "
+                          "exceeds π(a1) (never: not within the run)"),
+    "seeds expanded": ("expanded", "the share of seeds in which it did"),
+    "mean trajectory": ("mean", "that step for the mean over seeds"),
+    "mean field": ("field", "that step for the mean field (Theorem 1)"),
+    "peak of mean π(a1) @ step": ("π(a1) peak", "the peak of the mean π(a1) @ its step"),
+    "mean π(a2): start → lowest": ("π(a2) dip", "the mean π(a2) at the start → at its lowest")}
+"""The times-to-expansion tables' short column labels and what each means, named under the
+tables (``style.with_legend``)."""
 
 
-def mean_field_table(P: Params, by_opt: dict[str, toy.Summary]) -> pd.DataFrame:
-    """Per optimiser and setting: the largest gap between the mean trajectory and the mean
-    field, where it is, and when each of them expands."""
+def expansion_shown(table: pd.DataFrame):
+    """An ``expansion_table`` for the page: short labels, a legend, cells on one line."""
+    return with_legend(table, {k: v for k, v in EXPANSION_LEGEND.items() if k in table},
+                       unwrapped=True)
+
+
+def figure1_tables(P: Params, by_pi0: toy.Summary, by_r: toy.Summary) -> tuple:
+    """The times to expansion of Figure 1's settings (``expansion_table``), a table per row of
+    the figure: the initial policies at the chapter's rewards, then the rewards from its
+    initial policy."""
+    return (expansion_shown(expansion_table(by_pi0, pd.Index(
+                [str(tuple(p)) for p in P.pi0_sweep], name=f"π0 (r = {tuple(P.rewards)})"))),
+            expansion_shown(expansion_table(by_r, pd.Index(
+                [str(tuple(r)) for r in P.reward_sweep], name=f"r (π0 = {tuple(P.pi0)})"))))
+
+
+MEAN_FIELD_LEGEND = {
+    "max |mean − mean field|": ("largest gap", "the largest |mean over seeds − mean field| "
+                                "of any action's probability"),
+    "at step": ("at step", "where it is"),
+    "expansion of the mean trajectory": ("mean expands", "the step at which π(a2) first "
+                                         "exceeds π(a1) in the mean over seeds"),
+    "expansion of the mean field": ("field expands", "that step in the mean field")}
+"""The mean-field table's short column labels and what each means."""
+
+
+def mean_field_table(P: Params, by_opt: dict[str, toy.Summary]):
+    """Per optimiser and initial policy (at the chapter's rewards): the largest gap between the
+    mean trajectory and the mean field, where it is, and when each of them expands (short
+    labels, ``MEAN_FIELD_LEGEND``)."""
     def gap(sm, s):
         return np.abs(sm.mean[:, s] - sm.mean_field[:, s])
 
-    return pd.DataFrame([
-        {"optimizer": name, "setting": show(p, P.rewards),
+    return with_legend(pd.DataFrame([
+        {"optimizer": name, "π0": str(tuple(p)),
          "max |mean − mean field|": f"{gap(sm, s).max():.3f}",
          "at step": int(gap(sm, s).max(-1).argmax()),
          "expansion of the mean trajectory": fmt(toy.expansion_time(sm.mean[:, s])),
          "expansion of the mean field": fmt(toy.expansion_time(sm.mean_field[:, s]))}
         for name, sm in by_opt.items() for s, p in enumerate(two_settings(P))]
-    ).set_index(["optimizer", "setting"])
+    ).set_index(["optimizer", "π0"]), MEAN_FIELD_LEGEND, unwrapped=True)
 
 
-def group_size_table(by_G: dict[int, toy.Summary]) -> pd.DataFrame:
+def group_size_table(by_G: dict[int, toy.Summary]):
     """The times to expansion of Figure 5's group sizes."""
-    return pd.concat([expansion_table(sm, [f"G = {g}"]) for g, sm in by_G.items()])
+    return expansion_shown(pd.concat([expansion_table(sm, [f"G = {g}"])
+                                      for g, sm in by_G.items()]))
 
 
-def temperature_table(P: Params, by_tau: toy.Summary) -> pd.DataFrame:
+def temperature_table(P: Params, by_tau: toy.Summary):
     """The times to expansion of Figure 6's temperatures, with each one's initial sampling
     policy."""
     table = expansion_table(by_tau, [f"τ = {t:g}" for t in P.tau_sweep])
-    table.insert(0, "initial π_τ", [str(np.round(p, 3).tolist()) for p in by_tau.mean[0]])
-    return table
+    table.insert(0, "initial π_τ", ["(" + ", ".join(f"{v:.3f}" for v in p) + ")"
+                                    for p in by_tau.mean[0]])
+    return expansion_shown(table)
+
+
+def extremes_table(P: Params, ext: list[tuple[float, float]]) -> pd.DataFrame:
+    """``chapter.extremes`` per setting of Figure 7: the smallest expected logit change of the
+    best action and the largest of the worst, over the steps of the mean field."""
+    return pd.DataFrame(
+        [{"setting": show(P.pi0_four[s], P.rewards_four[s]),
+          "min over steps of E[g(a_max)]": f"{best:.2e}",
+          "max over steps of E[g(a_min)]": f"{worst:.2e}"} for s, (best, worst) in enumerate(ext)]
+    ).set_index("setting")
 
 
 # --- beyond the paper: what the negative-only update gains and costs ---------------------------
