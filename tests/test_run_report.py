@@ -7,8 +7,8 @@ import yaml
 from rlvr_dynamics import REPO, profiles
 from rlvr_dynamics.book import MEASURED, OTHER_PROFILES, toc_without
 from rlvr_dynamics.chapters import ParameterError
-from rlvr_dynamics.execution import BOOK, STAMP, chapter_of, pages, stamp
-from rlvr_dynamics.publish import assemble, published_from
+from rlvr_dynamics.execution import BOOK, STAMP, chapter_of, pages, stamp, with_rerun_box
+from rlvr_dynamics.publish import assemble, colab_url, published_from
 from rlvr_dynamics.report import (PROFILE_COSTS, executions, measured_cost, profile_costs_md,
                                   run_report)
 
@@ -90,11 +90,13 @@ def test_every_measured_profile_cost_names_a_profile_its_commit_and_its_lab_note
 
 def executed(builds, profile: str, name: str, **made) -> None:
     """An executed notebook of chapter ``name`` under ``profile`` in ``builds``, stamped as
-    this checkout would stamp it (``execution.stamp``), with ``made`` overriding the stamp."""
+    this checkout would stamp it (``execution.stamp``), with ``made`` overriding the stamp,
+    and its rerun box under the title, as ``execution.execute`` leaves it."""
     nb = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_markdown_cell(f"# {name}\nIntro."), nbformat.v4.new_code_cell("1")],
         metadata={"papermill": {"duration": 600, "end_time": "2026-12-05T12:00:00"},
                   STAMP: {**stamp(profile, name), **made}})
+    with_rerun_box(nb, name, profile)
     folder = builds / profile / "book" / "notebooks"
     folder.mkdir(parents=True, exist_ok=True)
     nbformat.write(nb, folder / f"{name}.ipynb")
@@ -116,8 +118,12 @@ def test_the_published_book_takes_each_chapter_from_its_profile_and_says_so(tmp_
                       "pretrained": {"profile": "cpu-smollm2", "state": "current"}}
     page = nbformat.read(root / "notebooks" / "pretrained.ipynb", as_version=4)
     title, head = page.cells[0].source.split("\n\n", 1)
-    assert title == "# pretrained" and len(page.cells) == 2  # under the title, in its cell
-    assert page.cells[0].source.endswith("\n\nIntro.")
+    assert title == "# pretrained" and len(page.cells) == 4  # under the title, in its cell
+    box = page.cells[1].source  # the rerun box, where Colab opens this page's notebook
+    assert box.startswith(":::{admonition} Rerun this chapter") and "PROFILE=cpu-smollm2" in box
+    assert "(https://colab.research.google.com/github/" in box and \
+        "/blob/executed/pretrained.ipynb)" in box
+    assert page.cells[2].source == "Intro."
     assert head.startswith("*The numbers on this page come from the `cpu-smollm2` profile*: "
                            "executed 2026-12-05 12:00 UTC")
     assert "in 10.0 minutes" in head and "make reproduce PROFILE=cpu-smollm2" in head
@@ -161,6 +167,7 @@ def test_a_chapter_is_shown_again_under_another_profile_on_a_page_of_its_own(tmp
     assert report["regimes--cpu-grid"] == {"profile": "cpu-grid", "state": "older code"}
     assert report["regimes--cpu-nsr"]["state"] == "missing: make reproduce PROFILE=cpu-nsr"
     page = nbformat.read(root / "notebooks" / "regimes--cpu-grid.ipynb", as_version=4)
+    assert "/blob/executed/regimes--cpu-grid.ipynb)" in page.cells[1].source
     assert page.cells[0].source.startswith("# regimes: the `cpu-grid` profile\n\n*The numbers "
                                            "on this page come from the `cpu-grid` profile*")
     assert ":::{warning}" in page.cells[0].source
@@ -223,6 +230,11 @@ def test_the_workflow_runs_each_heavy_profile_apart_and_publishes_one_book():
     assert set(publish["needs"]) == {"build", "heavy"}
     assert any("download-artifact" in s for s in steps["publish"])
     assert any(s.startswith("make publish") for s in steps["publish"])
+    branch = yaml.safe_load((BOOK / "publish.yaml").read_text())["notebooks_branch"]
+    push = next(s for s in steps["publish"] if "notebooks_branch" in s)  # where Colab reads
+    assert "cd build/publish/book/notebooks" in push and 'git push -f' in push
+    assert publish["permissions"] == {"contents": "write"}
+    assert colab_url("theory").endswith(f"/blob/{branch}/theory.ipynb")
     pages = [s for s in publish["steps"] if "upload-pages-artifact" in str(s.get("uses", ""))]
     assert pages[0]["with"]["path"] == "build/publish/book/_build/html"
     assert jobs["deploy"]["needs"] == "publish"

@@ -185,13 +185,20 @@ BOX = "rlvr_dynamics-rerun"
 """The tag of the markdown cell that holds a page's rerun box (``with_rerun_box``)."""
 
 
-def rerun_md(notebook: str, profile: str, parameters: dict[str, Any], minutes: float) -> str:
+def repository() -> tuple[str, str]:
+    """The repository's address and branch: ``repository`` of ``book/_config.yml``, the one
+    place they are set."""
+    config = yaml.safe_load((BOOK / "_config.yml").read_text())["repository"]
+    return config["url"].rstrip("/"), config.get("branch", "main")
+
+
+def rerun_md(notebook: str, profile: str, parameters: dict[str, Any], minutes: float,
+             colab: str | None = None) -> str:
     """A chapter's rerun box (a folded admonition): the exact command that reruns it with its
     main parameters (``RERUN``) at this build's values, what it cost in this build, where its
-    source is and how to open it in Binder (``repository`` of ``book/_config.yml``, the one
-    place the address is set)."""
-    config = yaml.safe_load((BOOK / "_config.yml").read_text())["repository"]
-    url, branch = config["url"].rstrip("/"), config.get("branch", "main")
+    source is and how to open it in Binder (``repository``) and, in the published book, in
+    Colab (``colab``: the address of the page's executed notebook there)."""
+    url, branch = repository()
     values = " ".join(f"{name}={json.dumps(parameters[name], separators=(',', ':'))}"
                       for name in RERUN.get(notebook, ()) if name in parameters)
     command = (f"make reproduce{'' if profile == 'cpu' else f' PROFILE={profile}'} "
@@ -199,6 +206,11 @@ def rerun_md(notebook: str, profile: str, parameters: dict[str, Any], minutes: f
     source = f"notebooks/{notebook}.md"
     binder = (f"https://mybinder.org/v2/gh/{url.removeprefix('https://github.com/')}/{branch}"
               f"?urlpath=lab/tree/{source}")
+    executed = (f"[Open it in Colab]({colab}): the executed notebook of this page, outputs "
+                f"and all; to rerun it there, `!pip install git+{url}` in a first cell."
+                if colab else "The download button above gives this page as an executed "
+                "`.ipynb`, which Colab and Jupyter open (rerunning it needs the package there "
+                "too: `pip install -e .` in a clone).")
     return "\n".join([
         ":::{admonition} Rerun this chapter", ":class: dropdown", "",
         f"This page was executed under the `{profile}` profile, in {minutes:.1f} min in this "
@@ -209,20 +221,20 @@ def rerun_md(notebook: str, profile: str, parameters: dict[str, Any], minutes: f
         f"The chapter's source is [`{source}`]({url}/blob/{branch}/{source}) (a MyST notebook: "
         "`make lab` opens it in JupyterLab, where its first cell names the profile). "
         f"[Open it in Binder]({binder}): Binder builds the repository's `environment.yml`; "
-        "run `pip install --no-deps -e .` in its terminal before the first cell. The download "
-        "button above gives this page as an executed `.ipynb`, which Colab and Jupyter open "
-        "(rerunning it needs the package there too: `pip install -e .` in a clone). The "
-        "address is `repository.url` in `book/_config.yml`, the one place it is set.",
+        f"run `pip install --no-deps -e .` in its terminal before the first cell. {executed} "
+        "The addresses come from `repository.url` in `book/_config.yml`, the one place it is "
+        "set.",
         ":::"])
 
 
-def with_rerun_box(nb: nbformat.NotebookNode, notebook: str, profile: str) -> None:
+def with_rerun_box(nb: nbformat.NotebookNode, notebook: str, profile: str,
+                   colab: str | None = None) -> None:
     """``nb`` (executed by papermill) with its rerun box (``rerun_md``) right under its title,
     made from the parameters and the duration papermill recorded; a box from an earlier call
     replaced."""
     meta = nb.metadata.get("papermill", {})
     box = nbformat.v4.new_markdown_cell(rerun_md(notebook, profile, meta.get("parameters", {}),
-                                                 (meta.get("duration") or 0.0) / 60),
+                                                 (meta.get("duration") or 0.0) / 60, colab),
                                         metadata={"tags": [BOX]})
     for i, cell in enumerate(nb.cells):
         if BOX in cell.metadata.get("tags", []):

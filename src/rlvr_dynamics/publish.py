@@ -18,7 +18,8 @@ import yaml
 from rlvr_dynamics import REPO
 from rlvr_dynamics.book import build_book
 from rlvr_dynamics.chapters import ParameterError
-from rlvr_dynamics.execution import BOOK, STAMP, chapters, execute, instance
+from rlvr_dynamics.execution import (BOOK, STAMP, chapters, execute, instance, repository,
+                                     with_rerun_box)
 from rlvr_dynamics.profiles import available_profiles, plan
 from rlvr_dynamics.report import PROFILE_COSTS, measured_cost
 from rlvr_dynamics.store import code_fingerprint, digest
@@ -63,6 +64,16 @@ def published_from(path: Path = PUBLISH) -> Published:
     if unknown:
         raise ParameterError(f"{path}: unknown chapter(s) {unknown}; the book has {chapters()}")
     return Published(default, chosen, refresh, also)
+
+
+def colab_url(page: str, path: Path = PUBLISH) -> str:
+    """Where Colab opens ``page``'s executed notebook: the published book's notebooks are on
+    the branch ``notebooks_branch`` of ``PUBLISH`` (pushed there by the workflow's publish
+    job) of the repository (``execution.repository``)."""
+    url, _ = repository()
+    branch = yaml.safe_load(path.read_text())["notebooks_branch"]
+    return (f"https://colab.research.google.com/github/"
+            f"{url.removeprefix('https://github.com/')}/blob/{branch}/{page}.ipynb")
 
 
 def freshness(nb: nbformat.NotebookNode, notebook: str) -> str:
@@ -121,6 +132,7 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
     has not executed it; ``builds``: where each profile's ``book/notebooks`` are), each headed
     by its ``provenance_md``; then, for each chapter of ``also``, its execution under each of
     the profiles named there on a page of its own (``instance``), titled with the profile.
+    Each page's rerun box gains the link that opens it in Colab (``colab_url``).
     Returns page -> its profile and state ("current", "older code", or "missing: ..." where no
     profile executed it)."""
     out_dir = root / "notebooks"
@@ -138,6 +150,7 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
             continue
         nb, state = headed(path, name)
         shown = nb.metadata.get(STAMP, {}).get("profile", path.parents[2].name)
+        with_rerun_box(nb, name, shown, colab_url(name))
         report[name] = {"profile": shown, "state": state if shown == wanted else
                         f"{state}; {wanted} has not executed it: make reproduce PROFILE={wanted}"}
         nbformat.write(nb, out_dir / f"{name}.ipynb")
@@ -150,6 +163,7 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
                                 "state": f"missing: make reproduce PROFILE={profile}"}
                 continue
             nb, state = headed(path, name)
+            with_rerun_box(nb, name, profile, colab_url(page))
             report[page] = {"profile": profile, "state": state}
             first = nb.cells[0]
             title, _, rest = first.source.partition("\n")
