@@ -21,8 +21,17 @@ def described(where: str, Q: Params, T: Any) -> str:
     """What the chapter's figures and tables measured: the runs (``run_settings``; ``T``: their
     training parameters) and the evaluation, from the profile ``where`` (``Q``: its
     parameters)."""
-    return (f"{where} profile: {run_settings(T)}; {Q.problems} test problems per difficulty, "
-            f"n = {Q.n}, at most {T.max_completion_length} tokens")
+    grader = "the paper's grader (boxed only)" if Q.boxed_only else "the lenient grader"
+    return (f"{where} profile: {run_settings(T)}; prompt {Q.prompt}, {grader}; {Q.problems} "
+            f"test problems per difficulty, n = {Q.n}, at most {T.max_completion_length} tokens")
+
+
+def by_level(long: pd.DataFrame, Q: Params) -> pd.DataFrame:
+    """``long`` (a Pass@k or entropy table of ``comparison.metrics``) with each benchmark named
+    by its difficulty ("1-digit × 2") rather than by its spec."""
+    names = {registry.spec_text(b): f"{x[0]}-digit × {x[1]}"
+             for b, x in zip(Q.benchmarks(), Q.levels + Q.ood_levels)}
+    return long.replace({"benchmark": names})
 
 
 def dynamics_caption(Q: Params, described: str) -> str:
@@ -53,6 +62,33 @@ def mix_text(table: pd.DataFrame, P: Params) -> str:
             + ("Every level of the training mix fits." if not outside else
                f"Of the training mix, {', '.join(outside)} does not fit: its result below "
                f"says less about a boundary than the rule asks."))
+
+
+def formats_caption(P: Params, described: str) -> str:
+    return (f"The base under each candidate prompt, {P.format_n} samples at T = 1 on the first "
+            f"{P.format_problems} training problems of each training level (problems no "
+            f"evaluation reads). Boxed-only Pass@k grades the last \\boxed{{}} alone, as the "
+            f"paper does. {described}")
+
+
+def format_text(table: pd.DataFrame, Q: Params) -> str:
+    """The format rule's outcome (``chapter.chosen``; ``Q``: the settled parameters), in
+    words: the prompt taken, the share of right answers it boxes at its worst training level,
+    and the grader the chapter therefore trains and evaluates with."""
+    worst = table.groupby("prompt", sort=False)["boxed, of the right"].min()
+    rule = (f"The rule, fixed before any run: a prompt qualifies where the base boxes at least "
+            f"{100 * Q.min_boxed:g} % of its right answers at every training level, and of "
+            f"those the one with the highest boxed-only Pass@1 is taken.")
+    boxed = worst.get(Q.prompt, float("nan"))
+    if Q.boxed_only:
+        return (f"{rule} The prompt *{Q.prompt}* boxes {boxed:.1f} % of the base's right "
+                f"answers at its worst training level, so this chapter trains and grades "
+                f"with the paper's grader: the last `\\boxed{{}}` alone.")
+    best = worst.max() if len(worst) else float("nan")
+    return (f"{rule} No prompt qualified: the most any boxes at its worst training level is "
+            f"{best:.1f} % (*{worst.idxmax() if len(worst) else '-'}*). This chapter keeps the "
+            f"lenient grader (the last `\\boxed{{}}`, else the last integer) under the prompt "
+            f"*{Q.prompt}*, and its rewards are not the paper's.")
 
 
 def grader_text(Q: Params) -> str:
