@@ -7,7 +7,7 @@ the paper's Table 2 trains), on chat sums of several difficulties.
   T = 1: the share of its right answers that it boxed, and its Pass@1 and Pass@n under the
   paper's grader, the boxed answer alone (``formats``). ``settle`` picks the prompt and the
   grader by the rule stated before any run (``chosen``): the paper's grader where a prompt
-  boxes at least ``min_boxed`` of the right answers at every training level, else the lenient
+  boxes at least ``min_boxed`` of the right answers on the training levels, else the lenient
   one, said on the page.
 * *The task.* The base's Pass@1 and Pass@n per difficulty ``(digits, terms)`` at T = 1, the
   distribution RL samples from (``difficulty``); a difficulty *fits* when its rewards are
@@ -222,7 +222,7 @@ def formats(P: Params, profile: str) -> pd.DataFrame:
     """The base under each prompt (``candidates``) on each training level: ``format_n``
     samples at T = 1 (RL's sampling distribution) of the level's first ``format_problems``
     training problems (evaluated where missing, graded leniently so that every right answer
-    is counted): the share right, the share of the right ones boxed, Pass@1 and
+    is counted): the right answers, the share of them boxed, Pass@1 and
     Pass@``format_n`` (%) under the lenient grader and under the paper's (the boxed answer
     alone: right and boxed), and the share cut at the token budget."""
     T = training_params(P)
@@ -242,6 +242,7 @@ def formats(P: Params, profile: str) -> pd.DataFrame:
         lenient = ev.passk_per_problem(recs, ks).mean(0)
         paper = ev.passk_per_problem(recs.assign(correct=right & boxed), ks).mean(0)
         rows.append({"prompt": prompt, "digits": digits, "terms": terms,
+                     "right answers": int(right.sum()),
                      "boxed, of the right": 100 * float(boxed[right].mean())
                      if right.any() else float("nan"),
                      "Pass@1": 100 * lenient[0], f"Pass@{P.format_n}": 100 * lenient[1],
@@ -258,19 +259,28 @@ def candidates(P: Params) -> list[str]:
 
 def chosen(table: pd.DataFrame, P: Params) -> tuple[str, bool]:
     """The rule, fixed before any run: a prompt qualifies where the base boxes at least
-    ``min_boxed`` of its right answers at every training level; of the qualified prompts (of
-    ``P.prompts``, or ``P.prompt`` alone where it is given) the one with the highest boxed-only
-    Pass@1 (mean over the levels: the paper's reward then has the most signal) is taken and
-    graded as the paper grades (``boxed_only``). Where none qualifies, the one that boxes the
-    most at its worst level, graded leniently. Ties go to the earlier prompt."""
+    ``min_boxed`` of its right answers on the training levels (pooled: every right answer
+    counts once); of the qualified prompts (of ``P.prompts``, or ``P.prompt`` alone where it is
+    given) the one with the highest boxed-only Pass@1 (mean over the levels: the paper's
+    reward then has the most signal) is taken and graded as the paper grades
+    (``boxed_only``). Where none qualifies, the one that boxes the most, graded leniently.
+    Ties go to the earlier prompt."""
     names = [P.prompt] if P.prompt else P.prompts
-    per = table.groupby("prompt", sort=False)
-    worst = per["boxed, of the right"].min().fillna(0.0).reindex(names)
-    signal = per["Pass@1, boxed only"].mean().reindex(names)
-    qualified = worst[worst >= 100 * P.min_boxed].index
+    boxed = boxed_share(table).reindex(names).fillna(0.0)
+    signal = table.groupby("prompt", sort=False)["Pass@1, boxed only"].mean().reindex(names)
+    qualified = boxed[boxed >= 100 * P.min_boxed].index
     if len(qualified):
         return str(signal[qualified].idxmax()), True
-    return str(worst.idxmax()), False
+    return str(boxed.idxmax()), False
+
+
+def boxed_share(table: pd.DataFrame) -> pd.Series:
+    """Per prompt of ``formats``' table, the share (%) of the base's right answers that it
+    boxed, pooled over the levels (NaN where it had none)."""
+    right = table["right answers"]
+    boxed = right * table["boxed, of the right"].fillna(0.0) / 100
+    per = pd.DataFrame({"right": right, "boxed": boxed}).groupby("prompt", sort=False).sum()
+    return (100 * per["boxed"] / per["right"].where(per["right"] > 0)).rename("boxed")
 
 
 def settle(P: Params, table: pd.DataFrame) -> Params:

@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters.pretrained import Params, Results, fits, training_params
+from rlvr_dynamics.chapters.pretrained import (Params, Results, boxed_share, fits,
+                                               training_params)
 from rlvr_dynamics.chapters.sentences import (comparison_rows, passk_caption,  # noqa: F401
                                               reading_rows, run_settings)
 from rlvr_dynamics.comparison.case import STEPWISE_SHARE
@@ -73,22 +74,21 @@ def formats_caption(P: Params, described: str) -> str:
 
 def format_text(table: pd.DataFrame, Q: Params) -> str:
     """The format rule's outcome (``chapter.chosen``; ``Q``: the settled parameters), in
-    words: the prompt taken, the share of right answers it boxes at its worst training level,
-    and the grader the chapter therefore trains and evaluates with."""
-    worst = table.groupby("prompt", sort=False)["boxed, of the right"].min()
+    words: the prompt taken, the share of the base's right answers it boxes, and the grader
+    the chapter therefore trains and evaluates with."""
+    share = boxed_share(table)
     rule = (f"The rule, fixed before any run: a prompt qualifies where the base boxes at least "
-            f"{100 * Q.min_boxed:g} % of its right answers at every training level, and of "
+            f"{100 * Q.min_boxed:g} % of its right answers on the training levels, and of "
             f"those the one with the highest boxed-only Pass@1 is taken.")
-    boxed = worst.get(Q.prompt, float("nan"))
     if Q.boxed_only:
-        return (f"{rule} The prompt *{Q.prompt}* boxes {boxed:.1f} % of the base's right "
-                f"answers at its worst training level, so this chapter trains and grades "
-                f"with the paper's grader: the last `\\boxed{{}}` alone.")
-    best = worst.max() if len(worst) else float("nan")
-    return (f"{rule} No prompt qualified: the most any boxes at its worst training level is "
-            f"{best:.1f} % (*{worst.idxmax() if len(worst) else '-'}*). This chapter keeps the "
-            f"lenient grader (the last `\\boxed{{}}`, else the last integer) under the prompt "
-            f"*{Q.prompt}*, and its rewards are not the paper's.")
+        return (f"{rule} The prompt *{Q.prompt}* boxes {share.get(Q.prompt, float('nan')):.1f} "
+                f"% of the base's right answers, so this chapter trains and grades with the "
+                f"paper's grader: the last `\\boxed{{}}` alone.")
+    best = share.fillna(0.0)
+    return (f"{rule} No prompt qualified: the most any boxes is {best.max():.1f} % "
+            f"(*{best.idxmax()}*). This chapter keeps the lenient grader (the last "
+            f"`\\boxed{{}}`, else the last integer) under the prompt *{Q.prompt}*, and its "
+            f"rewards are not the paper's.")
 
 
 def grader_text(Q: Params) -> str:

@@ -19,15 +19,16 @@ def difficulty_table(table: pd.DataFrame, P: Params, described: str):
 
 
 def formats_table(table: pd.DataFrame, P: Params, described: str):
-    """``chapter.formats``: per prompt and training level, in %, the two graders' Pass@k
-    grouped."""
+    """``chapter.formats``: per prompt and training level, the right answers and shares in %,
+    the two graders' Pass@k grouped."""
     n = P.format_n
     names = {"boxed, of the right": "boxed, of the right", "Pass@1": "lenient: Pass@1",
              f"Pass@{n}": f"lenient: Pass@{n}", "Pass@1, boxed only": "paper's: Pass@1",
              f"Pass@{n}, boxed only": f"paper's: Pass@{n}",
              "cut at the budget (%)": "cut at the budget"}
     return styled(grouped(table.rename(columns=names)), decimals=1,
-                  caption=sentences.formats_caption(P, described))
+                  caption=sentences.formats_caption(P, described)).format(
+        "{:.0f}", subset=[("", "right answers")])
 
 
 def sources_table(sources: pd.DataFrame, described: str):
