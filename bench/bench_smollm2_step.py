@@ -22,7 +22,11 @@ a group's prompt prefilled once, finished rows leaving the batch), and the ratio
 is printed. ``--smoke``: 2 prompts x G = 2, 2 updates, 4 tokens, 2 held-out problems (seconds
 besides loading SmolLM2; checks that the bench runs, its ratio means nothing).
 
-    .venv/bin/python bench/bench_smollm2_step.py [--steps 1] [--threads 1] [--smoke]
+``--prompt`` sets the chat around each question (``tasks.arithmetic.PROMPTS``; the chapter
+chooses it by measurement first): a prompt that gets one-line answers shortens every phase.
+
+    .venv/bin/python bench/bench_smollm2_step.py [--steps 1] [--threads 1] [--prompt example]
+                                                 [--smoke]
 """
 import argparse
 import os
@@ -40,6 +44,7 @@ from trl import GRPOTrainer
 from rlvr_dynamics import profiles
 from rlvr_dynamics.chapters import pretrained
 from rlvr_dynamics.rl.runs import build_trainer
+from rlvr_dynamics.tasks.arithmetic import PROMPTS
 
 SECONDS: dict[str, float] = defaultdict(float)
 SMOKE = dict(num_generations=2, generation_batch=4, update_batch=2, micro_batch=2,
@@ -74,17 +79,19 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1, help="generation steps to time")
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--prompt", choices=PROMPTS, default="instruction")
     ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     transformers.logging.set_verbosity_error()
-    P = pretrained.Params.parse(profiles.plan("cpu-smollm2", ["pretrained"])["pretrained"])
+    P = pretrained.Params.parse({**profiles.plan("cpu-smollm2", ["pretrained"])["pretrained"],
+                                 "prompt": args.prompt, "boxed_only": True})
     cfg = pretrained.runs(P)["grpo", 0].replace(steps=args.steps, checkpoint_every=10 ** 6,
                                                 probe_every=0, **(SMOKE if args.smoke else {}))
     print(f"SmolLM2 step: {cfg.generation_batch} completions ({cfg.generation_batch // cfg.num_generations}"
           f" prompts x G = {cfg.num_generations}), {cfg.updates_per_step} updates of "
           f"{cfg.update_batch}, max {cfg.max_completion_length} tokens, LoRA r={cfg.lora_rank}, "
-          f"beta={cfg.beta}, gradient checkpointing {cfg.gradient_checkpointing}, "
+          f"beta={cfg.beta}, prompt {args.prompt}, gradient checkpointing {cfg.gradient_checkpointing}, "
           f"{args.threads} thread(s), load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         with timed("loading"):

@@ -4,7 +4,7 @@ where that profile has not run)."""
 import pandas as pd
 import pytest
 
-from rlvr_dynamics import profiles
+from rlvr_dynamics import profiles, registry
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.chapters import pretrained as chapter
 from rlvr_dynamics.chapters.pretrained import sentences, shown
@@ -15,12 +15,20 @@ def params(profile: str, **overrides) -> chapter.Params:
                                  **overrides})
 
 
+def settled(profile: str, **overrides) -> chapter.Params:
+    """A profile's parameters with the format settled (the lenient grader, the first prompt,
+    unless ``overrides`` say otherwise), as ``chapter.settle`` leaves them."""
+    return params(profile, **{"prompt": "instruction", "boxed_only": False, **overrides})
+
+
 @pytest.mark.parametrize("change, match", [
     ({"source": "cpu"}, "source='cpu' is this build's own profile"),
     ({"ood_levels": [[1, 2]]}, "ood_levels must not repeat a training level"),
     ({"levels": [[1, 9]]}, r"levels has \[1, 9\]: ArithmeticTask.terms"),
     ({"ks": [1, 32]}, "every k must be <= n=16"),
     ({"algorithms": ["ppo"]}, "algorithms has 'ppo'"),
+    ({"prompts": ["chat"]}, "prompts and prompt take"),
+    ({"prompt": "chat"}, "prompts and prompt take"),
 ])
 def test_bad_parameters_are_named(change, match):
     with pytest.raises(ParameterError, match=match):
@@ -30,13 +38,13 @@ def test_bad_parameters_are_named(change, match):
 def test_the_default_build_looks_for_the_runs_its_source_made(tmp_path, monkeypatch):
     """The source's parameters come from what its run recorded, not from its profile file."""
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
-    here, there = params("cpu"), params("cpu-smollm2")
+    here, there = params("cpu"), settled("cpu-smollm2")
     assert here.source == "cpu-smollm2" and there.source is None
     marker = chapter.marker("cpu-smollm2")
     marker.begin()
     marker.finish({"params": there.values()})
     assert chapter.runs(chapter.source_params(here)) == chapter.runs(there)
-    marker.finish({"params": params("cpu-smollm2", seeds=[5]).values()})  # what it really ran
+    marker.finish({"params": settled("cpu-smollm2", seeds=[5]).values()})  # what it really ran
     assert list(chapter.runs(chapter.source_params(here))) == [("grpo", 5), ("grpo_n", 5)]
     cfg = chapter.runs(there)["grpo_n", 2]
     assert (cfg.model, cfg.lora_rank, cfg.positive_weight, cfg.task.levels) == (
@@ -84,7 +92,7 @@ def test_the_probe_spreads_over_a_mix_of_levels():
 
 
 def test_a_sampled_probe_needs_its_samples():
-    P = params("cpu-smollm2")
+    P = settled("cpu-smollm2")
     cfg = chapter.runs(P)["grpo", 0]
     assert (cfg.probe_every, cfg.probe_samples) == (8, 4)
     with pytest.raises(ValueError, match="probe_samples=0 must be >= 1"):
@@ -102,8 +110,8 @@ def test_the_claims_are_checked_on_every_training_level(monkeypatch):
     monkeypatch.setattr(sentences, "entropy_problems", lambda recs: None)
     monkeypatch.setattr(sentences, "mid_curve", lambda recs, ks: None)
     monkeypatch.setattr(sentences, "reading_rows", lambda dynamics: [])
-    P = params("cpu-smollm2")
-    rows = sentences.claim_rows(chapter.Results("cpu-smollm2", P, None, {}, {}), 16)
+    P = settled("cpu-smollm2")
+    rows = sentences.claim_rows(chapter.Results("cpu-smollm2", P, None, None, {}, {}), 16)
     pairs, triples, harder = (f"arith:digits={d},terms={t}" for d, t in ((1, 2), (1, 3), (2, 2)))
     assert [r["claim"] for r in rows] == ["large_k", "ood"]
     assert rows[0]["checks"] == [(f"{pairs}: d", f"v {pairs}"), (f"{triples}: d", f"v {triples}")]
@@ -141,13 +149,13 @@ def test_the_grader_says_where_it_found_the_right_answers():
     t.loc[0, "boxed, of the right"] = 0.1
     assert "a group of 8 rollouts would seldom hold a rewarded sample" in \
         sentences.sources_text(t, params("cpu-smollm2"))
-    assert sentences.sources_text(t, params("cpu-smollm2", boxed_only=True)) == ""
+    assert sentences.sources_text(t, settled("cpu-smollm2", boxed_only=True)) == ""
 
 
 def test_boxed_only_reaches_the_training_task_the_benchmarks_and_the_page():
     """``boxed_only`` grades training rewards, the difficulty table and the evaluation alike,
     and the page states the rule that graded; the default keeps the specs as they were."""
-    lenient, strict = params("cpu-smollm2"), params("cpu-smollm2", boxed_only=True)
+    lenient, strict = settled("cpu-smollm2"), settled("cpu-smollm2", boxed_only=True)
     assert not lenient.mix().boxed_only and strict.mix().boxed_only
     assert all("boxed_only" not in b for b in lenient.benchmarks())
     assert all(b["boxed_only"] is True for b in strict.benchmarks())
@@ -155,3 +163,97 @@ def test_boxed_only_reaches_the_training_task_the_benchmarks_and_the_page():
     assert "a completion without one is wrong" in sentences.grader_text(strict)
     with pytest.raises(ParameterError, match="boxed_only"):
         params("cpu-smollm2", boxed_only="sometimes")
+
+
+def test_the_format_is_settled_before_the_task_is_built():
+    """Until the measurement has chosen the prompt and the grader, no task or benchmark can
+    be made from the parameters (a run would otherwise start under a format never chosen)."""
+    P = params("cpu-smollm2")
+    assert (P.prompt, P.boxed_only) == (None, None)
+    for use in (P.mix, P.benchmarks, lambda: chapter.runs(P)):
+        with pytest.raises(ValueError, match="chosen by the format's measurement first"):
+            use()
+    strict = settled("cpu-smollm2", prompt="example", boxed_only=True)
+    assert (strict.mix().prompt, strict.mix().boxed_only) == ("example", True)
+    assert all(b["prompt"] == "example" for b in strict.benchmarks())
+
+
+def format_table(rows: dict[str, list[tuple[int, float, float]]]) -> pd.DataFrame:
+    """``chapter.formats``' layout: per prompt, (right answers, boxed share of them,
+    boxed-only Pass@1) at the levels (1, 2) and (1, 3)."""
+    return pd.DataFrame([{"prompt": prompt, "digits": 1, "terms": terms, "right answers": n,
+                          "boxed, of the right": boxed, "Pass@1, boxed only": pass1}
+                         for prompt, levels in rows.items()
+                         for terms, (n, boxed, pass1) in zip((2, 3), levels)]
+                        ).set_index(["prompt", "digits", "terms"])
+
+
+def test_the_format_rule_takes_the_qualified_prompt_with_the_most_signal():
+    """A prompt qualifies where it boxes at least ``min_boxed`` of the right answers pooled
+    over the training levels (a level with few right answers weighs little); among those the
+    highest boxed-only Pass@1 wins (not the highest boxed share), graded as the paper grades.
+    Where none qualifies, the one that boxes the most, graded leniently."""
+    P = params("cpu-smollm2")
+    table = format_table({"instruction": [(100, 2.0, 0.1), (10, 0.0, 0.0)],
+                          "system": [(100, 75.0, 30.0), (100, 79.0, 12.0)],  # 77 % pooled
+                          "example": [(90, 85.0, 20.0), (10, 50.0, 8.0)],    # 81.5 % pooled
+                          "system+example": [(50, 99.0, 9.0), (50, 99.0, 7.0)]})
+    assert chapter.boxed_share(table)["example"] == pytest.approx(81.5)
+    assert chapter.chosen(table, P) == ("example", True)
+    Q = chapter.settle(P, table)
+    assert (Q.prompt, Q.boxed_only) == ("example", True)
+    assert "boxes 81.5 % of the base's right answers" in sentences.format_text(table, Q)
+    assert chapter.chosen(table, params("cpu-smollm2", min_boxed=0.9)) == \
+        ("system+example", True)
+    nobody = params("cpu-smollm2", min_boxed=0.995)
+    assert chapter.chosen(table, nobody) == ("system+example", False)
+    Q = chapter.settle(nobody, table)
+    words = sentences.format_text(table, Q)
+    assert "No prompt qualified: the most any boxes is 99.0 %" in words
+    assert "keeps the lenient grader" in words
+    # a prompt given is judged alone; a grader given is kept
+    assert chapter.chosen(table, params("cpu-smollm2", prompt="system")) == ("system", False)
+    assert chapter.settle(P.parse({**P.values(), "boxed_only": False}), table).boxed_only \
+        is False
+
+
+def test_the_format_measurement_counts_the_boxed_right_answers(monkeypatch):
+    """``formats`` against counts made by hand: per prompt and level, the boxed share of the
+    right answers, and Pass@k under both graders (the paper's: right and boxed)."""
+    P = params("smoke", prompts=["instruction", "example"], format_n=2)
+    texts = {"instruction": ["it is 7", "\\boxed{7}", "9", "no"],   # 2 right, 1 boxed
+             "example": ["\\boxed{7}", "\\boxed{7}", "\\boxed{8}", "8"]}
+    asked = []
+
+    def evaluate_table(models, specs, s, profile, **kw):
+        asked.append((specs, s.n, kw["problems"]))
+        out = {}
+        for spec in specs:
+            prompt = spec.get("prompt", "instruction")
+            out[registry.spec_text(spec), registry.spec_text(models[0])] = pd.DataFrame({
+                "repeat": 0, "problem": ["a", "a", "b", "b"], "sample": [0, 1, 0, 1],
+                "text": texts[prompt], "correct": [t in ("it is 7", "\\boxed{7}")
+                                                   for t in texts[prompt]],
+                "finished": [True, True, True, False]})
+        return out
+
+    monkeypatch.setattr(chapter.ev, "evaluate_table", evaluate_table)
+    table = chapter.formats(P, "smoke")
+    (specs, n, problems), = asked
+    assert all(s["split"] == "train" for s in specs) and (n, problems) == (2, P.format_problems)
+    first = table.loc[("instruction", 1, 2)]
+    assert (first["right answers"], first["boxed, of the right"]) == (2, 50.0)
+    assert (first["Pass@1"], first["Pass@2"]) == (50.0, 50.0)         # a: 2/2 right, b: 0/2
+    assert (first["Pass@1, boxed only"], first["Pass@2, boxed only"]) == (25.0, 50.0)  # a: 1/2
+    second = table.loc[("example", 1, 2)]
+    assert second["boxed, of the right"] == 100.0 and second["Pass@1"] == 50.0
+    assert first["cut at the budget (%)"] == 25.0
+    assert chapter.chosen(table, P) == ("example", True)
+
+
+def test_the_tables_name_each_benchmark_by_its_difficulty():
+    Q = settled("cpu-smollm2", prompt="example", boxed_only=True)
+    specs = [registry.spec_text(b) for b in Q.benchmarks()]
+    long = pd.DataFrame({"benchmark": specs + ["other"], "pass@k": [1.0, 2.0, 3.0, 4.0]})
+    assert sentences.by_level(long, Q)["benchmark"].tolist() == \
+        ["1-digit × 2", "1-digit × 3", "2-digit × 2", "other"]

@@ -224,3 +224,30 @@ def test_the_boxed_only_grader_takes_the_boxed_answer_alone():
     assert registry.load_benchmark("arith:digits=1,terms=2,boxed_only=True")[0].boxed_only
     with pytest.raises(ValueError, match="boxed_only must be True or False"):
         arithmetic.ArithmeticTask(boxed_only="yes")
+
+
+def test_each_prompt_sets_the_chat_around_the_same_question():
+    """The candidate prompts differ only in what comes before the question: a system message
+    stating the format, a worked example answered in the format the grader reads (its box holds
+    its sum, graded right by the paper's grader), or both; the problems and answers are the
+    same under every prompt, and a split is named in the benchmark spec."""
+    same = arithmetic.messages((3, 4))
+    assert same == [{"role": "user", "content": "What is 3 + 4? Put the final answer in \\boxed{}."}]
+    for prompt in arithmetic.PROMPTS:
+        chat = arithmetic.messages((3, 4), prompt)
+        assert chat[-1] == same[0]
+        assert [m["role"] for m in chat[:-1]] == (["system"] if "system" in prompt else []) + \
+            (["user", "assistant"] if "example" in prompt else [])
+        if "example" in prompt:
+            strict = arithmetic.ArithmeticTask(boxed_only=True)
+            assert strict.verify(chat[-2]["content"], str(sum(arithmetic.EXAMPLE)))
+        task = arithmetic.ArithmeticTask(prompt=prompt)
+        assert [p.answer for p in task.problems()] == \
+            [p.answer for p in arithmetic.ArithmeticTask().problems()]
+    with pytest.raises(ValueError, match="prompt must be one of"):
+        arithmetic.ArithmeticTask(prompt="few-shot")
+    task, train = registry.load_benchmark("arith:digits=1,terms=2,split='train',prompt='system'")
+    assert task.prompt == "system" and [p.id for p in train] == \
+        [p.id for p in arithmetic.ArithmeticTask().problems("train")]
+    with pytest.raises(ValueError, match="split must be one of"):
+        registry.load_benchmark("arith:split='dev'")

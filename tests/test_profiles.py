@@ -204,7 +204,8 @@ def test_a_profile_may_run_part_of_the_book():
     assert profile_chapters("cpu") is None
     assert profile_chapters("cpu-smollm2") == ["pretrained", "verdict"]
     from rlvr_dynamics.chapters import pretrained
-    P = pretrained.Params.parse(plan("cpu-smollm2", ["pretrained"])["pretrained"])
+    P = pretrained.Params.parse({**plan("cpu-smollm2", ["pretrained"])["pretrained"],
+                                 "prompt": "instruction", "boxed_only": True})
     cfg = pretrained.runs(P)["grpo", 0]
     assert (cfg.model, cfg.lora_rank, cfg.task.levels) == ("smollm2", 16, ((1, 2), (1, 3)))
 

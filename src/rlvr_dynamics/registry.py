@@ -35,7 +35,7 @@ import torch
 from rlvr_dynamics import models
 from rlvr_dynamics.path_prior import Refit, refit, refit_dir
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
-from rlvr_dynamics.tasks.arithmetic import ArithmeticTask
+from rlvr_dynamics.tasks.arithmetic import SPLITS, ArithmeticTask
 from rlvr_dynamics.tasks.base import Problem, Task
 from rlvr_dynamics.tasks.choice import ChoiceTask
 from rlvr_dynamics.tasks.math import MathSplits, MathTask
@@ -236,12 +236,23 @@ def check_benchmark(spec: Spec) -> None:
     if name in SUMS_BENCHMARKS:
         build(SumTask, fields, spec)
     elif name == "arith":
-        build(ArithmeticTask, fields, spec)
+        arith(fields, spec)
     elif name in MATH_BENCHMARKS + CHOICE_BENCHMARKS:
         if fields:
             raise ValueError(f"spec {spec!r}: {name} takes no fields")
     else:
         raise ValueError(f"unknown benchmark {spec!r}; known: {', '.join(BENCHMARKS)}")
+
+
+def arith(fields: dict[str, Any], spec: Spec) -> tuple[ArithmeticTask, str]:
+    """The chat sums of an ``arith`` spec and the split it measures: ``split`` (the test
+    problems unless it names another; the pretrained chapter chooses its prompt on the
+    training problems, which no evaluation reads), the other fields the task's."""
+    fields = dict(fields)
+    split = fields.pop("split", "test")
+    if split not in SPLITS:
+        raise ValueError(f"spec {spec!r}: split must be one of {SPLITS}, got {split!r}")
+    return build(ArithmeticTask, fields, spec), split
 
 
 def benchmark_kind(spec: Spec) -> str:
@@ -262,8 +273,8 @@ def load_benchmark(spec: Spec, data_dir: str | Path | None = None) -> tuple[Task
         task = build(SumTask, fields, spec)
         return task, task.problems(name.removeprefix("sums-"))
     if name == "arith":
-        task = build(ArithmeticTask, fields, spec)
-        return task, task.problems("test")
+        task, split = arith(fields, spec)
+        return task, task.problems(split)
     path = None if data_dir is None else str(Path(data_dir) / name)
     task = MathTask(name, path) if name in MATH_BENCHMARKS else ChoiceTask(name, path)
     return task, task.problems()

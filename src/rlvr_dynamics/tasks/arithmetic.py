@@ -1,7 +1,10 @@
 """A chat-format arithmetic task for small instruction-tuned models (SmolLM2-135M-Instruct).
 
 A problem asks for the sum of ``terms`` numbers of ``digits`` digits in one user message,
-"What is 3 + 4? Put the final answer in \\boxed{}."; the gold answer is the sum. The answer
+"What is 3 + 4? Put the final answer in \\boxed{}."; the gold answer is the sum. ``prompt``
+names how the chat around that message is set (``PROMPTS``: the message alone, after a system
+message that states the format, after one worked example, or both), the candidates among which
+the pretrained chapter chooses the one under which the base boxes its answers. The answer
 of a completion is its last ``\\boxed{}`` if it has one, else its last integer; none is NA.
 ``boxed_only`` grades as the paper does (math-verify on the boxed answer): the last ``\\boxed{}``
 alone, a text without one NA.
@@ -22,6 +25,11 @@ from rlvr_dynamics.tasks.math import last_boxed
 
 SPLITS = ("train", "test")
 INSTRUCTION = "Put the final answer in \\boxed{}."
+SYSTEM = ("You add numbers. Reply in one line: the sum worked out, then the final answer in "
+          "\\boxed{}, for example \\boxed{12}.")
+EXAMPLE = (120, 305)
+"""The worked example's terms: three-digit numbers, a difficulty no profile trains or tests."""
+PROMPTS = ("instruction", "system", "example", "system+example")
 
 
 @dataclass(frozen=True)
@@ -33,10 +41,11 @@ class ArithmeticTask:
     size: tuple[tuple[str, int], ...] = (("train", 49), ("test", 32))
     seed: int = 0
     boxed_only: bool = False
+    prompt: str = "instruction"
     name: str = "arithmetic"
 
     def __post_init__(self) -> None:
-        _check_boxed_only(type(self).__name__, self.boxed_only)
+        _check(type(self).__name__, self.boxed_only, self.prompt)
         if not 1 <= self.digits <= 6:
             raise ValueError(f"ArithmeticTask.digits must lie in 1..6, got {self.digits}")
         if not 2 <= self.terms <= 8:
@@ -71,7 +80,7 @@ class ArithmeticTask:
                     drawn.append(t)
         start = sum(n for s, n in self.size[:[s for s, _ in self.size].index(split)])
         count = dict(self.size)[split]
-        return [Problem(id=f"{split}-{i}", prompt=messages(t), answer=str(sum(t)),
+        return [Problem(id=f"{split}-{i}", prompt=messages(t, self.prompt), answer=str(sum(t)),
                         meta={"terms": t})
                 for i, t in enumerate(drawn[start:start + count])]
 
@@ -93,10 +102,11 @@ class ArithmeticMix:
     size: tuple[tuple[str, int], ...] = (("train", 49), ("test", 32))
     seed: int = 0
     boxed_only: bool = False
+    prompt: str = "instruction"
     name: str = "arithmetic mix"
 
     def __post_init__(self) -> None:
-        _check_boxed_only(type(self).__name__, self.boxed_only)
+        _check(type(self).__name__, self.boxed_only, self.prompt)
         if not self.levels or len(set(self.levels)) != len(self.levels):
             raise ValueError(f"ArithmeticMix.levels must be distinct (digits, terms) pairs, got "
                              f"{self.levels}")
@@ -106,7 +116,7 @@ class ArithmeticMix:
     def task(self, level: tuple[int, int]) -> ArithmeticTask:
         digits, terms = level
         return ArithmeticTask(digits=digits, terms=terms, size=self.size, seed=self.seed,
-                              boxed_only=self.boxed_only)
+                              boxed_only=self.boxed_only, prompt=self.prompt)
 
     def problems(self, split: str = "test") -> list[Problem]:
         """Every level's problems of ``split``, level after level."""
@@ -120,17 +130,31 @@ class ArithmeticMix:
         return self.extract(completion) == answer
 
 
-def messages(terms: tuple[int, ...]) -> list[dict[str, str]]:
-    """The chat prompt: one user message."""
-    return [{"role": "user", "content": f"What is {' + '.join(map(str, terms))}? {INSTRUCTION}"}]
+def question(terms: tuple[int, ...]) -> str:
+    return f"What is {' + '.join(map(str, terms))}? {INSTRUCTION}"
+
+
+def messages(terms: tuple[int, ...], prompt: str = "instruction") -> list[dict[str, str]]:
+    """The chat prompt of ``PROMPTS``' ``prompt``: the question as one user message, after a
+    system message (``SYSTEM``) and/or one worked example (``EXAMPLE``, answered in the
+    format asked)."""
+    system = [{"role": "system", "content": SYSTEM}] if "system" in prompt else []
+    worked = ([{"role": "user", "content": question(EXAMPLE)},
+               {"role": "assistant", "content": f"{' + '.join(map(str, EXAMPLE))} = "
+                                                f"{sum(EXAMPLE)}. The final answer is "
+                                                f"\\boxed{{{sum(EXAMPLE)}}}."}]
+              if "example" in prompt else [])
+    return system + worked + [{"role": "user", "content": question(terms)}]
 
 
 _INTEGER = re.compile(r"-?\d[\d,]*")
 
 
-def _check_boxed_only(owner: str, boxed_only: object) -> None:
+def _check(owner: str, boxed_only: object, prompt: object) -> None:
     if not isinstance(boxed_only, bool):
         raise ValueError(f"{owner}.boxed_only must be True or False, got {boxed_only!r}")
+    if prompt not in PROMPTS:
+        raise ValueError(f"{owner}.prompt must be one of {PROMPTS}, got {prompt!r}")
 
 
 def extract(completion: str, boxed_only: bool = False) -> str | None:

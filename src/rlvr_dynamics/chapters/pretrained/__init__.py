@@ -2,6 +2,13 @@
 pretrained chat model, SmolLM2-135M-Instruct (a small model of the Llama family whose 3B member
 the paper's Table 2 trains), on chat sums of several difficulties.
 
+* *The format.* Under each candidate chat prompt (``prompts``, ``tasks.arithmetic.PROMPTS``)
+  the base samples the training levels' training problems (which no evaluation reads) at
+  T = 1: the share of its right answers that it boxed, and its Pass@1 and Pass@n under the
+  paper's grader, the boxed answer alone (``formats``). ``settle`` picks the prompt and the
+  grader by the rule stated before any run (``chosen``): the paper's grader where a prompt
+  boxes at least ``min_boxed`` of the right answers on the training levels, else the lenient
+  one, said on the page.
 * *The task.* The base's Pass@1 and Pass@n per difficulty ``(digits, terms)`` at T = 1, the
   distribution RL samples from (``difficulty``); a difficulty *fits* when its rewards are
   mixed and its boundary has room (``fits``: Pass@1 at least ``min_pass1``, Pass@n at most
@@ -38,7 +45,7 @@ from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NeedsParams, Pro
 from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
 from rlvr_dynamics.comparison.metrics import entropy_long, passk_long  # noqa: F401 (the page's)
 from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
-from rlvr_dynamics.tasks.arithmetic import ArithmeticMix, ArithmeticTask
+from rlvr_dynamics.tasks.arithmetic import PROMPTS, ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.tasks.math import last_boxed
 from rlvr_dynamics.passk import ks_for, pass_at_k
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE  # noqa: F401 (BASE: the page's)
@@ -92,7 +99,12 @@ class Params(NeedsParams):
     base_repeats: Int(1) = 2
     workers: Int(1) = 2
     batch_size: Int(1) = 256
-    boxed_only: bool = False
+    prompts: ListOf(str) = list(PROMPTS)
+    format_problems: Int(1) = 32
+    format_n: Int(1) = 16
+    min_boxed: Probability = 0.8
+    prompt: Text | None = None
+    boxed_only: bool | None = None
     record: bool = True
 
     @model_validator(mode="after")
@@ -112,22 +124,38 @@ class Params(NeedsParams):
                     require(False, f"{name} has [{digits}, {terms}]: {e}")
         require(not {tuple(x) for x in self.levels} & {tuple(x) for x in self.ood_levels},
                 "ood_levels must not repeat a training level")
+        for name in [*self.prompts, *([self.prompt] if self.prompt is not None else [])]:
+            require(name in PROMPTS, f"prompts and prompt take {PROMPTS}, got {name!r}")
+        require(len(self.prompts) >= 1, "prompts must name at least one candidate")
+        return self
+
+    def settled(self) -> Params:
+        """These parameters, where the format is settled (``settle``); an error otherwise."""
+        if self.prompt is None or self.boxed_only is None:
+            raise ValueError("the prompt and the grader are chosen by the format's measurement "
+                             "first: use settle(P, formats(P, profile))")
         return self
 
     def mix(self) -> ArithmeticMix:
-        """The training task: the mix of ``levels``."""
-        return ArithmeticMix(levels=tuple(tuple(x) for x in self.levels),
-                             boxed_only=self.boxed_only)
+        """The training task: the mix of ``levels`` under the settled prompt and grader."""
+        P = self.settled()
+        return ArithmeticMix(levels=tuple(tuple(x) for x in P.levels),
+                             boxed_only=P.boxed_only, prompt=P.prompt)
 
     def benchmarks(self) -> list[dict[str, Any]]:
         """Each training level's test problems, then each harder level's."""
-        return [level_spec(x, self.boxed_only) for x in self.levels + self.ood_levels]
+        P = self.settled()
+        return [level_spec(x, P.boxed_only, P.prompt) for x in P.levels + P.ood_levels]
 
 
-def level_spec(level: list[int], boxed_only: bool = False) -> dict[str, Any]:
-    """The benchmark spec of one difficulty (graded ``boxed_only`` where asked)."""
+def level_spec(level: list[int], boxed_only: bool = False, prompt: str = "instruction",
+               split: str = "test") -> dict[str, Any]:
+    """The benchmark spec of one difficulty's ``split`` under ``prompt`` (graded
+    ``boxed_only`` where asked); fields at their defaults left out."""
     return {"name": "arith", "digits": level[0], "terms": level[1],
-            **({"boxed_only": True} if boxed_only else {})}
+            **({"boxed_only": True} if boxed_only else {}),
+            **({"prompt": prompt} if prompt != "instruction" else {}),
+            **({"split": split} if split != "test" else {})}
 
 
 def training_params(P: Params) -> ChapterParams:
@@ -166,7 +194,8 @@ def difficulty(P: Params, profile: str) -> pd.DataFrame:
     T = training_params(P)
     s = ev.EvalSettings(n=P.difficulty_n, temperature=1.0, top_p=1.0,
                         max_tokens=T.max_completion_length, chunk=P.problems)
-    specs = [level_spec(x, P.boxed_only) for x in P.difficulty_levels]
+    P = P.settled()
+    specs = [level_spec(x, P.boxed_only, P.prompt) for x in P.difficulty_levels]
     found = ev.evaluate_table([T.model], specs, s, profile, batch_size=P.batch_size,
                               problems=P.problems)
     ks = ks_for(P.difficulty_n)
@@ -187,6 +216,81 @@ def fits(table: pd.DataFrame, P: Params) -> pd.Series:
             & (table[f"Pass@{P.difficulty_n}"] <= 100 * P.max_passn)).rename("fits")
 
 
+# --- the format ----------------------------------------------------------------------------
+
+def formats(P: Params, profile: str) -> pd.DataFrame:
+    """The base under each prompt (``candidates``) on each training level: ``format_n``
+    samples at T = 1 (RL's sampling distribution) of the level's first ``format_problems``
+    training problems (evaluated where missing, graded leniently so that every right answer
+    is counted): the right answers, the share of them boxed, Pass@1 and
+    Pass@``format_n`` (%) under the lenient grader and under the paper's (the boxed answer
+    alone: right and boxed), and the share cut at the token budget."""
+    T = training_params(P)
+    s = ev.EvalSettings(n=P.format_n, temperature=1.0, top_p=1.0,
+                        max_tokens=T.max_completion_length, chunk=P.format_problems)
+    plan = {(prompt, tuple(x)): level_spec(x, prompt=prompt, split="train")
+            for prompt in candidates(P) for x in P.levels}
+    found = ev.evaluate_table([T.model], list(plan.values()), s, profile,
+                              batch_size=P.batch_size, problems=P.format_problems)
+    ks = [1, P.format_n]
+    rows = []
+    for (prompt, (digits, terms)), spec in plan.items():
+        recs = found[registry.spec_text(spec), registry.spec_text(T.model)].drop(
+            columns="repeat")
+        right = recs["correct"].astype(bool)
+        boxed = recs["text"].astype(str).map(lambda t: last_boxed(t) is not None)
+        lenient = ev.passk_per_problem(recs, ks).mean(0)
+        paper = ev.passk_per_problem(recs.assign(correct=right & boxed), ks).mean(0)
+        rows.append({"prompt": prompt, "digits": digits, "terms": terms,
+                     "right answers": int(right.sum()),
+                     "boxed, of the right": 100 * float(boxed[right].mean())
+                     if right.any() else float("nan"),
+                     "Pass@1": 100 * lenient[0], f"Pass@{P.format_n}": 100 * lenient[1],
+                     "Pass@1, boxed only": 100 * paper[0],
+                     f"Pass@{P.format_n}, boxed only": 100 * paper[1],
+                     "cut at the budget (%)": 100 * float((~recs["finished"]).mean())})
+    return pd.DataFrame(rows).set_index(["prompt", "digits", "terms"])
+
+
+def candidates(P: Params) -> list[str]:
+    """The prompts measured: ``P.prompts``, and ``P.prompt`` where it is given."""
+    return list(dict.fromkeys([*P.prompts, *([P.prompt] if P.prompt else [])]))
+
+
+def chosen(table: pd.DataFrame, P: Params) -> tuple[str, bool]:
+    """The rule, fixed before any run: a prompt qualifies where the base boxes at least
+    ``min_boxed`` of its right answers on the training levels (pooled: every right answer
+    counts once); of the qualified prompts (of ``P.prompts``, or ``P.prompt`` alone where it is
+    given) the one with the highest boxed-only Pass@1 (mean over the levels: the paper's
+    reward then has the most signal) is taken and graded as the paper grades
+    (``boxed_only``). Where none qualifies, the one that boxes the most, graded leniently.
+    Ties go to the earlier prompt."""
+    names = [P.prompt] if P.prompt else P.prompts
+    boxed = boxed_share(table).reindex(names).fillna(0.0)
+    signal = table.groupby("prompt", sort=False)["Pass@1, boxed only"].mean().reindex(names)
+    qualified = boxed[boxed >= 100 * P.min_boxed].index
+    if len(qualified):
+        return str(signal[qualified].idxmax()), True
+    return str(boxed.idxmax()), False
+
+
+def boxed_share(table: pd.DataFrame) -> pd.Series:
+    """Per prompt of ``formats``' table, the share (%) of the base's right answers that it
+    boxed, pooled over the levels (NaN where it had none)."""
+    right = table["right answers"]
+    boxed = right * table["boxed, of the right"].fillna(0.0) / 100
+    per = pd.DataFrame({"right": right, "boxed": boxed}).groupby("prompt", sort=False).sum()
+    return (100 * per["boxed"] / per["right"].where(per["right"] > 0)).rename("boxed")
+
+
+def settle(P: Params, table: pd.DataFrame) -> Params:
+    """``P`` with its prompt and grader fixed: where None, as ``chosen`` from the format's
+    measurement ``table``."""
+    prompt, paper = chosen(table, P)
+    return type(P).parse({**P.values(), "prompt": prompt,
+                          "boxed_only": paper if P.boxed_only is None else P.boxed_only})
+
+
 # --- the results ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -195,6 +299,7 @@ class Results:
 
     where: str
     P: Params
+    formats: pd.DataFrame
     difficulty: pd.DataFrame
     dynamics: dict[str, list[list[dict[str, Any]]]]
     recs: dict[tuple, pd.DataFrame]
@@ -238,6 +343,8 @@ def obtain(P: Params) -> Results | None:
     if not compute and not marker(where).done:
         return None
     Q = source_params(P)
+    measured = formats(Q, where)
+    Q = settle(Q, measured)
     table = difficulty(Q, where)
     grid = runs(Q)
     folders = dict(zip(grid, obtain_all(list(grid.values()), where, inline=compute,
@@ -250,7 +357,7 @@ def obtain(P: Params) -> Results | None:
     if compute:
         marker(where).begin(fresh=True)
         marker(where).finish({"runs": len(folders), "params": P.values()})
-    return Results(where, Q, table, dynamics_of(by_label), recs)
+    return Results(where, Q, measured, table, dynamics_of(by_label), recs)
 
 
 def answer_sources(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:

@@ -8,7 +8,8 @@ from typing import Any
 import pandas as pd
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters.pretrained import Params, Results, fits, training_params
+from rlvr_dynamics.chapters.pretrained import (Params, Results, boxed_share, fits,
+                                               training_params)
 from rlvr_dynamics.chapters.sentences import (comparison_rows, passk_caption,  # noqa: F401
                                               reading_rows, run_settings)
 from rlvr_dynamics.comparison.case import STEPWISE_SHARE
@@ -21,8 +22,17 @@ def described(where: str, Q: Params, T: Any) -> str:
     """What the chapter's figures and tables measured: the runs (``run_settings``; ``T``: their
     training parameters) and the evaluation, from the profile ``where`` (``Q``: its
     parameters)."""
-    return (f"{where} profile: {run_settings(T)}; {Q.problems} test problems per difficulty, "
-            f"n = {Q.n}, at most {T.max_completion_length} tokens")
+    grader = "the paper's grader (boxed only)" if Q.boxed_only else "the lenient grader"
+    return (f"{where} profile: {run_settings(T)}; prompt {Q.prompt}, {grader}; {Q.problems} "
+            f"test problems per difficulty, n = {Q.n}, at most {T.max_completion_length} tokens")
+
+
+def by_level(long: pd.DataFrame, Q: Params) -> pd.DataFrame:
+    """``long`` (a Pass@k or entropy table of ``comparison.metrics``) with each benchmark named
+    by its difficulty ("1-digit × 2") rather than by its spec."""
+    names = {registry.spec_text(b): f"{x[0]}-digit × {x[1]}"
+             for b, x in zip(Q.benchmarks(), Q.levels + Q.ood_levels)}
+    return long.replace({"benchmark": names})
 
 
 def dynamics_caption(Q: Params, described: str) -> str:
@@ -53,6 +63,32 @@ def mix_text(table: pd.DataFrame, P: Params) -> str:
             + ("Every level of the training mix fits." if not outside else
                f"Of the training mix, {', '.join(outside)} does not fit: its result below "
                f"says less about a boundary than the rule asks."))
+
+
+def formats_caption(P: Params, described: str) -> str:
+    return (f"The base under each candidate prompt, {P.format_n} samples at T = 1 on the first "
+            f"{P.format_problems} training problems of each training level (problems no "
+            f"evaluation reads). Boxed-only Pass@k grades the last \\boxed{{}} alone, as the "
+            f"paper does. {described}")
+
+
+def format_text(table: pd.DataFrame, Q: Params) -> str:
+    """The format rule's outcome (``chapter.chosen``; ``Q``: the settled parameters), in
+    words: the prompt taken, the share of the base's right answers it boxes, and the grader
+    the chapter therefore trains and evaluates with."""
+    share = boxed_share(table)
+    rule = (f"The rule, fixed before any run: a prompt qualifies where the base boxes at least "
+            f"{100 * Q.min_boxed:g} % of its right answers on the training levels, and of "
+            f"those the one with the highest boxed-only Pass@1 is taken.")
+    if Q.boxed_only:
+        return (f"{rule} The prompt *{Q.prompt}* boxes {share.get(Q.prompt, float('nan')):.1f} "
+                f"% of the base's right answers, so this chapter trains and grades with the "
+                f"paper's grader: the last `\\boxed{{}}` alone.")
+    best = share.fillna(0.0)
+    return (f"{rule} No prompt qualified: the most any boxes is {best.max():.1f} % "
+            f"(*{best.idxmax()}*). This chapter keeps the lenient grader (the last "
+            f"`\\boxed{{}}`, else the last integer) under the prompt *{Q.prompt}*, and its "
+            f"rewards are not the paper's.")
 
 
 def grader_text(Q: Params) -> str:
@@ -101,7 +137,8 @@ def how_to_run(P: Params, cost: str) -> str:
     last measured (``cost``: ``report.measured_cost``'s sentence)."""
     return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it with "
             f"other code), so this page shows none of its results. Run, it shows the base's "
-            f"Pass@k per difficulty, the training dynamics of GRPO and GRPO-N over seeds "
+            f"answers under candidate chat prompts (the share it boxes, and the prompt and "
+            f"grader chosen from them), its Pass@k per difficulty, the training dynamics of GRPO and GRPO-N over seeds "
             f"(Figure 2's layout), Pass@k along training and of the base and the trained models "
             f"(Table 2's layout), the entropies (Table 4's), where the grader found the answers "
             f"it counted, the boundary problem by problem, and the verdict on each of the "
