@@ -238,7 +238,7 @@ def formats(P: Params, profile: str) -> pd.DataFrame:
         recs = found[registry.spec_text(spec), registry.spec_text(T.model)].drop(
             columns="repeat")
         right = recs["correct"].astype(bool)
-        boxed = recs["text"].astype(str).map(lambda t: last_boxed(t) is not None)
+        boxed = is_boxed(recs)
         lenient = ev.passk_per_problem(recs, ks).mean(0)
         paper = ev.passk_per_problem(recs.assign(correct=right & boxed), ks).mean(0)
         rows.append({"prompt": prompt, "digits": digits, "terms": terms,
@@ -250,6 +250,12 @@ def formats(P: Params, profile: str) -> pd.DataFrame:
                      f"Pass@{P.format_n}, boxed only": 100 * paper[1],
                      "cut at the budget (%)": 100 * float((~recs["finished"]).mean())})
     return pd.DataFrame(rows).set_index(["prompt", "digits", "terms"])
+
+
+def is_boxed(recs: pd.DataFrame) -> pd.Series:
+    """Per sampled record, whether its text holds a ``\\boxed{}`` answer (the paper's grader
+    reads the last one, ``tasks.math.last_boxed``)."""
+    return recs["text"].astype(str).map(lambda t: last_boxed(t) is not None)
 
 
 def candidates(P: Params) -> list[str]:
@@ -370,7 +376,7 @@ def answer_sources(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:
     rows = []
     for (setting, bench, model, seed), r in recs.items():
         right = r["correct"].astype(bool).to_numpy()
-        boxed = r["text"].astype(str).map(lambda t: last_boxed(t) is not None).to_numpy()
+        boxed = is_boxed(r).to_numpy()
         rows.append({"setting": setting, "benchmark": bench, "model": model, "seed": seed,
                      "right": right.mean(),
                      "boxed, of the right": boxed[right].mean() if right.any() else float("nan"),
