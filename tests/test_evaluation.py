@@ -74,7 +74,7 @@ def test_an_interrupted_evaluation_resumes_and_equals_an_uninterrupted_one(tiny_
 
     calls.clear()
     again = ev.evaluate(model, task, problems, settings, tmp_path / "cut")
-    assert calls == [] and ev.is_done(tmp_path / "cut")
+    assert calls == [] and ev.is_done(tmp_path / "cut", task)
     pd.testing.assert_frame_equal(again, whole)
     ev.evaluate(model, task, problems, settings, tmp_path / "cut", recompute=True)
     assert calls == [3, 3, 3, 1]

@@ -16,14 +16,14 @@ from rlvr_dynamics.chapters import NAMES
 
 def producers() -> list[str]:
     """The modules whose code keys stored results, read from the source: ``code=__name__`` in
-    a module, and ``code=f"rlvr_dynamics.chapters.{chapter}"`` (the verdict records) for every
-    chapter."""
+    a module, and an ``Entry`` of ``f"rlvr_dynamics.chapters.{chapter}"`` (the verdict
+    records) for every chapter."""
     found = set()
     for name, path in imports.modules().items():
         text = path.read_text()
         if re.search(r"Entry\((?:[^()]|\([^()]*\))*code=__name__", text):
             found.add(name)
-        if 'code=f"rlvr_dynamics.chapters.{chapter}"' in text:
+        if re.search(r'f"rlvr_dynamics\.chapters\.\{chapter\}"(?:.|\n)*Entry\(', text):
             found |= {f"rlvr_dynamics.chapters.{c}" for c in NAMES}
     return sorted(found)
 
@@ -131,3 +131,65 @@ def test_the_exact_key_check_sees_a_result_keyed_by_another_chapter(package_copy
     edit(copy, "rlvr_dynamics.chapters.reproduction.paths")
     assert fingerprints()["rlvr_dynamics.chapters.regimes.prediction"] \
         != before["rlvr_dynamics.chapters.regimes.prediction"]
+
+
+def test_a_task_re_keys_only_the_results_computed_on_it(package_copy):
+    """A run or an evaluation is fingerprinted with the task modules it meets
+    (``TrainConfig.tasks``, ``store.task_modules``): an edit of the chat arithmetic moves the
+    SmolLM2 runs' key and leaves the sums runs' (the regimes ladder's) where they were. Without
+    the task scope (``tasks=None``, every task the code imports) the same edit moves both: the
+    check can fail."""
+    from rlvr_dynamics.chapters import params_class
+    from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
+
+    sums_run = params_class("training")().run_config("grpo", 0)
+    arith_run = sums_run.replace(model="smollm2", task=ArithmeticMix(levels=((1, 3),)))
+    assert sums_run.tasks == ("rlvr_dynamics.tasks.sums",)
+    assert arith_run.tasks == ("rlvr_dynamics.tasks.arithmetic",)
+    assert store.task_modules({"a": [ArithmeticMix(levels=((1, 3),))]}, "sums", None) \
+        == ("rlvr_dynamics.tasks.arithmetic",)
+    copy, _ = package_copy
+
+    def keys() -> dict[str, str]:
+        for cached in (imports.graph, store._module_hash, store.code_fingerprint):
+            cached.cache_clear()
+        return {name: store.code_fingerprint("rlvr_dynamics.rl.runs", tasks)
+                for name, tasks in (("sums", sums_run.tasks), ("arith", arith_run.tasks),
+                                    ("every task", None))}
+
+    before = keys()
+    edit(copy, "rlvr_dynamics.tasks.arithmetic")
+    after = keys()
+    assert after["sums"] == before["sums"]
+    assert after["arith"] != before["arith"]
+    assert after["every task"] != before["every task"]
+    edit(copy, "rlvr_dynamics.tasks.math")  # arithmetic grades with it: its runs move again
+    again = keys()
+    assert again["arith"] != after["arith"] and again["sums"] == before["sums"]
+
+
+def test_a_task_re_keys_only_the_chapters_that_compute_on_it(package_copy):
+    """A chapter's pages and verdicts are keyed by its code on the tasks its own imports reach
+    (``store.scoped_fingerprint``, ``imports.task_scope``: not through the registry's list of
+    every task): an edit of the chat arithmetic moves the pretrained chapter and leaves the
+    regimes chapter (the ladder's page) as it was; its unscoped fingerprint would move (the
+    check can fail)."""
+    assert "rlvr_dynamics.tasks.arithmetic" in imports.task_scope("rlvr_dynamics.chapters.pretrained")
+    assert imports.task_scope("rlvr_dynamics.chapters.regimes") \
+        == ("rlvr_dynamics.tasks.base", "rlvr_dynamics.tasks.choice", "rlvr_dynamics.tasks.math",
+            "rlvr_dynamics.tasks.sums")
+    copy, _ = package_copy
+    chapters = ("rlvr_dynamics.chapters.regimes", "rlvr_dynamics.chapters.pretrained")
+
+    def keys() -> dict[tuple[str, bool], str]:
+        for cached in (imports.graph, store._module_hash, store.code_fingerprint):
+            cached.cache_clear()
+        return {**{(c, True): store.scoped_fingerprint(c) for c in chapters},
+                **{(c, False): store.code_fingerprint(c) for c in chapters}}
+
+    before = keys()
+    edit(copy, "rlvr_dynamics.tasks.arithmetic")
+    after = keys()
+    assert after[chapters[0], True] == before[chapters[0], True]
+    assert after[chapters[1], True] != before[chapters[1], True]
+    assert after[chapters[0], False] != before[chapters[0], False]

@@ -27,7 +27,7 @@ import yaml
 
 from rlvr_dynamics import REPO
 from rlvr_dynamics.chapters import CAPTION, params_class
-from rlvr_dynamics.store import code_fingerprint, digest
+from rlvr_dynamics.store import digest, scoped_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -261,10 +261,10 @@ def commit() -> str:
 
 def stamp(profile: str, notebook: str) -> dict[str, str]:
     """What made an executed notebook: its profile, the commit, and the fingerprints of the
-    chapter's code (``store.code_fingerprint``) and of its source; ``publish`` compares the
-    last two with the checkout's."""
+    chapter's code on its tasks (``store.scoped_fingerprint``) and of its source; ``publish``
+    compares the last two with the checkout's."""
     return {"profile": profile, "commit": commit(),
-            "code": code_fingerprint(f"rlvr_dynamics.chapters.{notebook}"),
+            "code": scoped_fingerprint(f"rlvr_dynamics.chapters.{notebook}"),
             "source": digest(REPO / "notebooks" / f"{notebook}.md")}
 
 

@@ -137,6 +137,29 @@ def closure(module: str) -> list[str]:
     return sorted(seen)
 
 
+TASKS = f"{PACKAGE}.tasks."
+"""The task modules' prefix: a result is fingerprinted with the tasks it computes on alone
+(``store.code_fingerprint``)."""
+
+DISPATCH = (f"{PACKAGE}.registry", f"{PACKAGE}.rl.config")
+"""Modules that import every task to name it (the specs' parser, a run's task field): a module
+that reaches a task only through them does not compute on it by its own code (``task_scope``)."""
+
+
+def task_scope(module: str) -> tuple[str, ...]:
+    """The task modules ``module`` computes on by its own imports: those its closure reaches
+    without going from a module of ``DISPATCH`` to a task (what a run or an evaluation meets
+    through a spec is scoped by its task objects instead, ``store.task_modules``)."""
+    g, seen, todo = graph(), set(), [module]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo.extend(t for t in g[m] if not (m in DISPATCH and t.startswith(TASKS)))
+    return tuple(sorted(m for m in seen if m.startswith(TASKS)))
+
+
 def cycles() -> list[list[str]]:
     """The import cycles of the package (each as a path that returns to its start)."""
     g, found, state = graph(), [], {}

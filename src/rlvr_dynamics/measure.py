@@ -50,7 +50,8 @@ from rlvr_dynamics.passk import bootstrap_ci, from_probability, pass_at_k
 from rlvr_dynamics.progress import bar
 from rlvr_dynamics.registry import Spec, compatible, labels, parse_spec, spec_text
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, VLLMBackend, encode
-from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
+from rlvr_dynamics.store import (Entry, config_key, read_json, results_dir, task_modules,
+                                 write_json)
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.base import Problem, Task
 from rlvr_dynamics.tasks.choice import subsample as draw
@@ -210,13 +211,13 @@ def exact_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],
             for problem, e in zip(problems, estimates)]
 
 
-def entry(out: Path) -> Entry:
-    """The store entry of an evaluation folder (made by this module's code)."""
-    return Entry(out, code=__name__)
+def entry(out: Path, task: Task) -> Entry:
+    """The store entry of an evaluation folder (made by this module's code on ``task``)."""
+    return Entry(out, code=__name__, tasks=task_modules(task))
 
 
-def is_done(out: Path) -> bool:
-    return entry(out).done
+def is_done(out: Path, task: Task) -> bool:
+    return entry(out, task).done
 
 
 def evaluate(model: LoadedModel, task: Task, problems: Sequence[Problem],
@@ -227,7 +228,7 @@ def evaluate(model: LoadedModel, task: Task, problems: Sequence[Problem],
     a finished evaluation is read back without generating; ``recompute`` starts afresh.
     Returns the per-sample records (``records``).
     """
-    e = entry(out)
+    e = entry(out, task)
     if e.done and not recompute:
         return records(out)
     e.begin(fresh=recompute)
@@ -361,7 +362,7 @@ def evaluate_table(models: Sequence[Spec], benchmarks: Sequence[Spec], settings:
                 plans.append((b, r, task, chosen, s,
                               run_dir(profile, model_spec, b, chosen, s, backend)))
         model = None
-        if not recompute and all(is_done(p[-1]) for p in plans):
+        if not recompute and all(is_done(p[-1], p[2]) for p in plans):
             log.info("%s: every evaluation is on disk", model_spec)
         else:
             model = load_model(model_spec, profile, backend, batch_size)

@@ -22,7 +22,7 @@ from rlvr_dynamics.execution import (BOOK, STAMP, chapters, execute, instance, r
                                      with_rerun_box)
 from rlvr_dynamics.profiles import available_profiles, plan
 from rlvr_dynamics.report import PROFILE_COSTS, measured_cost
-from rlvr_dynamics.store import code_fingerprint, digest
+from rlvr_dynamics.store import digest, scoped_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ def freshness(nb: nbformat.NotebookNode, notebook: str) -> str:
     """"current" when an executed notebook was made by this checkout's chapter code and source
     (its ``stamp``), else "older code"."""
     made = nb.metadata.get(STAMP, {})
-    now = {"code": code_fingerprint(f"rlvr_dynamics.chapters.{notebook}"),
+    now = {"code": scoped_fingerprint(f"rlvr_dynamics.chapters.{notebook}"),
            "source": digest(REPO / "notebooks" / f"{notebook}.md")}
     return "current" if all(made.get(k) == v for k, v in now.items()) else "older code"
 

@@ -4,7 +4,10 @@ A result lives in a folder named by the hash of the settings that produce it
 (``config_key``), so a finished computation is found again and other settings never overwrite
 it. The folder also records which *code* made it (``code_fingerprint``: the producing module
 and every package module it imports, docstrings and comments left out, plus the versions of
-the libraries that compute), so a result of older code is never reused silently:
+the libraries that compute), so a result of older code is never reused silently. Of the
+task modules it covers only those the result computes on (``task_modules`` of a run's or an
+evaluation's task objects; ``scoped_fingerprint`` for a chapter's pages and verdicts): editing
+one task leaves the results on the others where they were.
 
     entry = Entry(results_dir(profile, "evaluation") / name, code="rlvr_dynamics.measure")
     if not entry.done:
@@ -36,6 +39,7 @@ JSON file that cannot be read back raises ``Damaged``, which names the file and 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import functools
 import hashlib
 import importlib.metadata
@@ -51,7 +55,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.imports import closure, modules
+from rlvr_dynamics.imports import TASKS, closure, modules, task_scope
 
 log = logging.getLogger(__name__)
 
@@ -128,14 +132,51 @@ recompute the book (every module imports them)."""
 
 
 @functools.cache
-def code_fingerprint(module: str) -> str:
+def code_fingerprint(module: str, tasks: tuple[str, ...] | None = None) -> str:
     """A hash of the code behind ``module``'s results: its source and that of every package
     module it imports (transitively; ``BOOKKEEPING`` left out), without docstrings or comments,
     and the versions of ``LIBRARIES``. Editing prose leaves it unchanged; editing code changes
-    it."""
-    parts = {m: _module_hash(m) for m in closure(module) if m not in BOOKKEEPING}
+    it. ``tasks``: where given, the task modules the result was computed on
+    (``task_modules``); the other modules of ``TASKS`` that ``module`` imports (to build tasks
+    this result never meets) are left out, so that editing one task does not re-key the
+    results on another."""
+    names = closure(module)
+    if tasks is not None:
+        used = {m for t in tasks for m in closure(t)}
+        names = [m for m in names if not m.startswith(TASKS) or m in used]
+    parts = {m: _module_hash(m) for m in names if m not in BOOKKEEPING}
     parts |= {f"lib:{name}": _version(name) for name in LIBRARIES}
     return config_key(parts)
+
+
+def scoped_fingerprint(module: str) -> str:
+    """``code_fingerprint`` of ``module`` on the tasks its own imports reach
+    (``imports.task_scope``): a chapter's pages and verdicts, which an edit of a task they never
+    compute on leaves as they were."""
+    return code_fingerprint(module, task_scope(module))
+
+
+def task_modules(*objects: Any) -> tuple[str, ...]:
+    """The modules of ``TASKS`` whose classes ``objects`` hold: the objects themselves and,
+    recursively, their dataclass fields and the items of their dicts, lists and tuples."""
+    found: set[str] = set()
+
+    def walk(x: Any) -> None:
+        if type(x).__module__.startswith(TASKS):
+            found.add(type(x).__module__)
+        if dataclasses.is_dataclass(x) and not isinstance(x, type):
+            for f in dataclasses.fields(x):
+                walk(getattr(x, f.name))
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+
+    for x in objects:
+        walk(x)
+    return tuple(sorted(found))
 
 
 def reuse_stale() -> bool:
@@ -144,11 +185,12 @@ def reuse_stale() -> bool:
 
 
 class Entry:
-    """One result's folder, made by the code of ``code`` (a module name of the package)."""
+    """One result's folder, made by the code of ``code`` (a module name of the package) on the
+    task modules ``tasks`` (``code_fingerprint``; None: every one ``code`` imports)."""
 
-    def __init__(self, path: Path, code: str) -> None:
+    def __init__(self, path: Path, code: str, tasks: tuple[str, ...] | None = None) -> None:
         self.path, self.module = Path(path), code
-        self.code = code_fingerprint(code)
+        self.code = code_fingerprint(code, tasks)
 
     def _marker(self, name: str) -> dict | None:
         try:

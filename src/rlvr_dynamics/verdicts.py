@@ -18,6 +18,7 @@ import pandas as pd
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.paper_tables import entropy_table, passk_table
+from rlvr_dynamics.imports import task_scope
 from rlvr_dynamics.store import Entry, read_json, results_dir, write_json
 
 VERDICTS = ("replicates", "partly", "does not replicate", stats.OPPOSITE, stats.NO_EFFECT,
@@ -158,7 +159,9 @@ def record(profile: str, chapter: str, rows: Sequence[dict]) -> pd.DataFrame:
 
 def _entry(profile: str, chapter: str) -> Entry:
     """A chapter's verdicts, made by that chapter's module (``chapters.<chapter>``)."""
-    return Entry(results_dir(profile, "verdicts") / chapter, code=f"rlvr_dynamics.chapters.{chapter}")
+    module = f"rlvr_dynamics.chapters.{chapter}"
+    return Entry(results_dir(profile, "verdicts") / chapter, code=module,
+                 tasks=task_scope(module))
 
 
 def recorded(profile: str) -> dict[str, list[dict]]:

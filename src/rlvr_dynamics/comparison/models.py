@@ -134,11 +134,10 @@ def evaluate_models(models: Sequence[Model], benchmarks: Sequence[str],
     at a time, one job per model and setting; the rest are read back."""
     jobs = [(m, list(benchmarks), s, profile, problems, batch_size)
             for m in models for s in settings.values()]
-    first = chosen(benchmarks, problems)  # loaded once
+    loaded = {registry.spec_text(b): registry.load_benchmark(b) for b in benchmarks}
     todo = [j for j in jobs if not all(ev.is_done(ev.run_dir(
-        profile, registry.spec_text(j[0].spec), registry.spec_text(b),
-        first[registry.spec_text(b)], _settings(j[0], j[2]), "transformers"))
-        for b in benchmarks)]
+        profile, registry.spec_text(j[0].spec), b, probs[:problems], _settings(j[0], j[2]),
+        "transformers"), task) for b, (task, probs) in loaded.items())]
     pool_map(_evaluate_job, todo, workers, desc="evaluations")
     out = {}
     for name, s in settings.items():

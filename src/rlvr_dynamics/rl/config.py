@@ -21,6 +21,7 @@ from rlvr_dynamics import registry
 from rlvr_dynamics.fields import Int, NonNegative, Positive, Real, check
 from rlvr_dynamics.path_prior import Prior
 from rlvr_dynamics.pretrain import PretrainConfig
+from rlvr_dynamics.store import task_modules
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
 from rlvr_dynamics.tasks.sums import SumTask
 from rlvr_dynamics.rl import algorithms
@@ -215,6 +216,12 @@ class TrainConfig:
         return {"name": registry.BASE_MODEL, **registry.parse_spec(self.model)[1],
                 "prior": self.path_prior,
                 **({} if self.path_guess is None else {"guess": self.path_guess})}
+
+    @property
+    def tasks(self) -> tuple[str, ...]:
+        """The task modules a run of this configuration meets (``store.task_modules``): its
+        training task's and its base model's; its results are fingerprinted with these."""
+        return task_modules(self.model, registry.training_task(self.task, self.model))
 
     @property
     def updates_per_step(self) -> int:

@@ -55,8 +55,8 @@ def run_dir(cfg: TrainConfig, profile: str) -> Path:
 
 
 def entry(cfg: TrainConfig, profile: str) -> Entry:
-    """The store entry of ``cfg``'s run (made by this module's code)."""
-    return Entry(run_dir(cfg, profile), code=__name__)
+    """The store entry of ``cfg``'s run (made by this module's code on its tasks)."""
+    return Entry(run_dir(cfg, profile), code=__name__, tasks=cfg.tasks)
 
 
 def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:

@@ -60,7 +60,7 @@ def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, pro
             "toy": {**{k: dict(v) for k, v in toy_settings(D).items()}, "tau": D.tau},
             "steps": steps, "seeds": seeds, "updates": updates}
     entry = Entry(results_dir(profile, "regimes") / "predictions" / config_key(what),
-                  code=__name__)
+                  code=__name__, tasks=cfg.tasks)
     if entry.done:
         return read_json(entry.path / RECORD)
     measurement = base_measurement(cfg, profile)
