@@ -1,6 +1,7 @@
 """The pretrained-model chapter: its parameters' checks, the rule that picks the difficulties,
 and the default build's reading of another profile's results (nothing computed, nothing shown
 where that profile has not run)."""
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -65,9 +66,10 @@ def test_nothing_is_shown_or_computed_where_the_source_has_not_run(tmp_path, mon
 def test_the_rule_admits_mixed_rewards_with_room():
     P = params("cpu-smollm2")
     table = pd.DataFrame({"digits": [1, 1, 1, 2], "terms": [2, 3, 4, 3],
-                          "Pass@1": [20.1, 2.9, 0.8, 0.0], "Pass@16": [93.8, 37.5, 12.5, 0.0]}
-                         ).set_index(["digits", "terms"])
+                          "Pass@1": [20.1, 2.9, 0.8, 0.0], "Pass@16": [93.8, 37.5, 12.5, 0.0],
+                          "mid-curve k": [4, 16, 16, 16]}).set_index(["digits", "terms"])
     assert chapter.fits(table, P).tolist() == [True, True, False, False]
+    assert not chapter.fits(table.assign(**{"mid-curve k": [2, 16, 16, 16]}), P).iloc[0]
     text = sentences.mix_text(table, P)
     assert "fit are: 1-digit × 2, 1-digit × 3." in text and "Every level" in text
     table.loc[(1, 3), "Pass@16"] = 99.0  # no room left at the training mix's second level
@@ -257,3 +259,16 @@ def test_the_tables_name_each_benchmark_by_its_difficulty():
     long = pd.DataFrame({"benchmark": specs + ["other"], "pass@k": [1.0, 2.0, 3.0, 4.0]})
     assert sentences.by_level(long, Q)["benchmark"].tolist() == \
         ["1-digit × 2", "1-digit × 3", "2-digit × 2", "other"]
+
+
+def test_the_mid_curve_k_is_the_one_closest_to_half():
+    """Against a curve by hand: Pass@k of one problem with p = 0.2 (exact, k = 1..16)."""
+    curve = 100 * (1 - 0.8 ** np.arange(1, 17))
+    assert chapter.mid_k(curve) == 3  # 48.8 % at 3, 59.0 % at 4
+    assert chapter.mid_k(np.full(16, 10.0)) == 1  # flat: the smallest k
+    assert chapter.mid_k(np.linspace(0, 40, 16)) == 16  # never reaches half: n
+
+
+def test_a_mid_curve_k_beyond_the_samples_is_refused():
+    with pytest.raises(ParameterError, match="min_mid_k=32 must be <= difficulty_n=16"):
+        params("cpu-smollm2", min_mid_k=32)

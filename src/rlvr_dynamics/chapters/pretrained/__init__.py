@@ -11,8 +11,9 @@ the paper's Table 2 trains), on chat sums of several difficulties.
   one, said on the page.
 * *The task.* The base's Pass@1 and Pass@n per difficulty ``(digits, terms)`` at T = 1, the
   distribution RL samples from (``difficulty``); a difficulty *fits* when its rewards are
-  mixed and its boundary has room (``fits``: Pass@1 at least ``min_pass1``, Pass@n at most
-  ``max_passn``). The training mix (``levels``) is stated in the profile; the chapter says
+  mixed, its boundary has room and sits at a large k (``fits``: Pass@1 at least
+  ``min_pass1``, Pass@n at most ``max_passn``, the base's mid-curve k at least
+  ``min_mid_k``). The training mix (``levels``) is stated in the profile; the chapter says
   whether each of its levels fits.
 * *The runs.* The training chapter's settings with ``train``'s changes for this model (LoRA,
   its learning rate, batch and token budget), on ``tasks.arithmetic.ArithmeticMix(levels)``,
@@ -35,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import model_validator
 
@@ -62,7 +64,7 @@ class Params(NeedsParams):
     computed where missing); the model and the training changes (``train``: fields of the
     training chapter's parameters); the training mix ``levels`` and the harder ``ood_levels``;
     the difficulties measured (``difficulty_levels``, ``difficulty_n`` samples at T = 1) and
-    the rule that a difficulty fits (``min_pass1``, ``max_passn``); ``algorithms`` x ``seeds``,
+    the rule that a difficulty fits (``min_pass1``, ``max_passn``, ``min_mid_k``); ``algorithms`` x ``seeds``,
     each probed every ``probe_every`` steps (``probe_samples`` samples of ``probe_problems``
     test problems, under the paper's setting and the full distribution);
     the evaluation: the first ``problems`` test problems of each level, ``n`` samples under each
@@ -86,6 +88,7 @@ class Params(NeedsParams):
     difficulty_n: Int(1) = 16
     min_pass1: Probability = 0.02
     max_passn: Probability = 0.95
+    min_mid_k: Int(1) = 4
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
     seeds: ListOf(Int(0)) = [0, 1, 2]
     probe_every: Int(1) = 8
@@ -112,6 +115,8 @@ class Params(NeedsParams):
         for name in self.algorithms:
             require(name in ALGORITHMS, f"algorithms has {name!r}; valid: {sorted(ALGORITHMS)}")
         require(max(self.ks) <= self.n, f"every k must be <= n={self.n}, got ks={self.ks}")
+        require(self.min_mid_k <= self.difficulty_n, f"min_mid_k={self.min_mid_k} must be "
+                f"<= difficulty_n={self.difficulty_n} (the mid-curve k is read within them)")
         require(self.n in self.ks, f"ks must hold n={self.n} (the boundary's k), got {self.ks}")
         require(len(self.settings) >= 1, "settings must name at least one setting")
         require(self.source != self.profile, f"source={self.source!r} is this build's own "
@@ -198,22 +203,32 @@ def difficulty(P: Params, profile: str) -> pd.DataFrame:
     specs = [level_spec(x, P.boxed_only, P.prompt) for x in P.difficulty_levels]
     found = ev.evaluate_table([T.model], specs, s, profile, batch_size=P.batch_size,
                               problems=P.problems)
-    ks = ks_for(P.difficulty_n)
+    ks, every = ks_for(P.difficulty_n), list(range(1, P.difficulty_n + 1))
     rows = []
     for level, spec in zip(P.difficulty_levels, specs):
         recs = found[registry.spec_text(spec), registry.spec_text(T.model)].drop(columns="repeat")
-        per = ev.passk_per_problem(recs, ks).mean(0)
+        curve = 100 * ev.passk_per_problem(recs, every).mean(0)
         rows.append({"digits": level[0], "terms": level[1],
-                     **{f"Pass@{k}": 100 * v for k, v in zip(ks, per)},
+                     **{f"Pass@{k}": curve[k - 1] for k in ks},
+                     "mid-curve k": mid_k(curve),
                      "cut at the budget (%)": 100 * float((~recs["finished"]).mean())})
     return pd.DataFrame(rows).set_index(["digits", "terms"])
 
 
+def mid_k(curve: np.ndarray) -> int:
+    """The base's mid-curve k within its samples: of k = 1 .. n (``curve``: Pass@k in per cent
+    at each, unbiased), the one whose Pass@k is closest to 50 % (``passk.mid_curve_k``'s rule,
+    without extrapolating past n; the smaller k on a tie)."""
+    return int(np.argmin(np.abs(np.asarray(curve, float) - 50.0))) + 1
+
+
 def fits(table: pd.DataFrame, P: Params) -> pd.Series:
-    """Per difficulty, whether it leaves mixed rewards (Pass@1 >= ``min_pass1``) and room for
-    the boundary (Pass@n <= ``max_passn``)."""
+    """Per difficulty, whether it leaves mixed rewards (Pass@1 >= ``min_pass1``), room for
+    the boundary (Pass@n <= ``max_passn``) and a boundary read at a large k (the base's
+    mid-curve k at least ``min_mid_k``: a large-k claim read at k = 1 is not the paper's)."""
     return ((table["Pass@1"] >= 100 * P.min_pass1)
-            & (table[f"Pass@{P.difficulty_n}"] <= 100 * P.max_passn)).rename("fits")
+            & (table[f"Pass@{P.difficulty_n}"] <= 100 * P.max_passn)
+            & (table["mid-curve k"] >= P.min_mid_k)).rename("fits")
 
 
 # --- the format ----------------------------------------------------------------------------

@@ -58,7 +58,8 @@ def mix_text(table: pd.DataFrame, P: Params) -> str:
     admitted = [f"{d}-digit × {t}" for (d, t), v in ok.items() if v]
     outside = [f"{d}-digit × {t}" for d, t in P.levels if not ok.get((d, t), False)]
     return (f"By the rule (Pass@1 at least {100 * P.min_pass1:g} %, Pass@{P.difficulty_n} at "
-            f"most {100 * P.max_passn:g} %), the difficulties that fit are: "
+            f"most {100 * P.max_passn:g} %, the base mid-curve at a k of at least "
+            f"{P.min_mid_k}), the difficulties that fit are: "
             f"{', '.join(admitted) or 'none'}. "
             + ("Every level of the training mix fits." if not outside else
                f"Of the training mix, {', '.join(outside)} does not fit: its result below "
