@@ -219,6 +219,7 @@ def test_the_prediction_is_registered_before_the_runs_and_for_their_base(results
 
     from rlvr_dynamics.chapters import toy_dynamics
     from rlvr_dynamics.chapters.regimes import prediction
+    from rlvr_dynamics.rl import registration
     from rlvr_dynamics.rl.runs import load_dynamics, train
 
     D = toy_dynamics.Params.parse({})
@@ -233,26 +234,26 @@ def test_the_prediction_is_registered_before_the_runs_and_for_their_base(results
     assert json.dumps(again, sort_keys=True) == json.dumps(record, sort_keys=True)  # read back
     assert set(record["ladder"]) == {"window", "slopes", "R0", "R1"}
     assert set(record["ladder"]["R1"]) == {"GRPO", "GRPO-N", "GRPO, without stepwise"}
-    key = prediction.content_hash(record)
+    key = registration.content_hash(record)
     unjudged = train(cfg, "test")  # a run that recorded no registration is shown, not judged
-    assert not prediction.registered_before(record, [unjudged])
+    assert not registration.registered_before(record, [unjudged])
     folder = train(cfg.replace(registration=key), "test")
-    assert prediction.started(folder)["registration"] == key
+    assert registration.started(folder)["registration"] == key
     run = load_dynamics(folder)
     first = next(r["probe"] for r in run if "probe" in r)
-    assert prediction.registered_before(record, [folder])
+    assert registration.registered_before(record, [folder])
     assert prediction.starts_from(record, first)
     # a copy or a resume rewrites config.json; the record of when the run began stays
     (folder / "config.json").write_text((folder / "config.json").read_text())
-    assert prediction.registered_before(record, [folder])
+    assert registration.registered_before(record, [folder])
     changed = {**record, "registered": "2020-01-01T00:00:00+00:00"}  # another content
-    assert not prediction.registered_before(changed, [folder])
+    assert not registration.registered_before(changed, [folder])
     other = prediction.register(cfg.replace(path_guess=None), 0.2, D, steps=30, seeds=20,
                                 profile="test")
     assert not prediction.starts_from(other, first)
-    assert not prediction.registered_before(other, [folder])  # not the registration it began under
+    assert not registration.registered_before(other, [folder])  # not the registration it began under
     later = {**record, "registered": "2999-01-01T00:00:00+00:00"}
-    assert prediction.started(folder)["time"] < later["registered"]
+    assert registration.started(folder)["time"] < later["registered"]
     checks = prediction.checks({"r": record}, {("r", "grpo", 0): run}, {"r": [folder]})
     assert checks == {"r": {"registered before every run": True,
                             "every run starts from the registered base": True}}

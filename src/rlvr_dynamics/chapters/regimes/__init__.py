@@ -53,8 +53,7 @@ from rlvr_dynamics.chapters.regimes.ladder import (MODEL_RUNGS, accounts, agains
                                                    measured_slopes, rung_base, rung_rows,
                                                    rung_run, slope_checks, turns)
 from rlvr_dynamics.chapters.regimes.toy_rungs import AS_BUILT, WITHOUT
-from rlvr_dynamics.chapters.regimes.prediction import (checks, content_hash, register,
-                                                       registered_before, starts_from)
+from rlvr_dynamics.chapters.regimes.prediction import checks, register, starts_from
 from rlvr_dynamics.chapters.regimes.scenario import (FALL_MARGIN, MATCH_FACTOR, RISE_MARGIN,
                                                      large_k, matched, stage2, verdict)
 from rlvr_dynamics.chapters.regimes.stages import (ENTROPY_MARGIN, SHRINK_MARGIN,
@@ -71,6 +70,7 @@ from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, or
                                                         toy_laws, toy_predictions, toy_settings,
                                                         toy_side, toy_update)
 from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit
+from rlvr_dynamics.rl.registration import content_hash
 from rlvr_dynamics.pretrain import base_model
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
 from rlvr_dynamics.rl.config import TrainConfig

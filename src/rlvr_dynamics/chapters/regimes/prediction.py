@@ -11,7 +11,7 @@ toy's inputs, its predictions, the laws', the ladder's and the UTC time -- is wr
 store. Once written it is read back,
 never recomputed for the same base and settings by the same code; the runs' first probes must
 then equal the registered measurement (``starts_from``), and every run must have recorded, as
-it began, the registration's content hash and a later time (``registered_before``; a run
+it began, the registration's content hash and a later time (``rl.registration.registered_before``; a run
 without that record is shown, not judged): the page says both.
 """
 from __future__ import annotations
@@ -30,8 +30,9 @@ from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_laws,
                                                         toy_predictions, toy_settings,
                                                         toy_update)
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
-from rlvr_dynamics.rl.config import STARTED, TrainConfig
+from rlvr_dynamics.rl.config import TrainConfig
 from rlvr_dynamics.rl.probe import SETTINGS, measure, probed
+from rlvr_dynamics.rl.registration import registered_before
 
 RECORD = "prediction.json"
 
@@ -80,12 +81,6 @@ def register(cfg: TrainConfig, share: float, D: Any, steps: int, seeds: int, pro
     return read_json(entry.path / RECORD)  # as stored: what its content hash is taken of
 
 
-def content_hash(record: dict[str, Any]) -> str:
-    """The hash of a registration's whole content as stored (its time included): what a run
-    records when it begins (``TrainConfig.registration``)."""
-    return config_key(record)
-
-
 def ladder(pi0: Sequence[float], r: Sequence[float], share: float, cfg: TrainConfig, D: Any,
           seeds: int, labels: Sequence[str]) -> dict[str, Any]:
     """The ladder's registered predictions (``toy_rungs``): the two mechanisms' slopes, R0's
@@ -98,22 +93,6 @@ def ladder(pi0: Sequence[float], r: Sequence[float], share: float, cfg: TrainCon
             "R1": toy_rungs.r1(pi0, r, share, cfg.num_generations,
                             cfg.generation_batch // cfg.num_generations, cfg.updates_per_step,
                             cfg.epsilon, D, cfg.steps, seeds, list(updates))}
-
-
-def started(run: Path) -> dict[str, Any] | None:
-    """When a run first began and the registration it was begun under (``rl.config.STARTED``,
-    written once; a resume or a copy keeps it); None for a run that recorded neither."""
-    path = Path(run) / STARTED
-    return read_json(path) if path.is_file() else None
-
-
-def registered_before(record: dict[str, Any], runs: Sequence[Path]) -> bool:
-    """Whether every one of ``runs`` recorded, when it began, ``record``'s content hash and a
-    time after the registration's: only such runs are judged against it."""
-    at, key = datetime.fromisoformat(record["registered"]), content_hash(record)
-    begun = [started(r) for r in runs]
-    return all(b is not None and b["registration"] == key
-               and at < datetime.fromisoformat(b["time"]) for b in begun)
 
 
 def starts_from(record: dict[str, Any], first_probe: dict[str, Any], tol: float = 1e-4) -> bool:
