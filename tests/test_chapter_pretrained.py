@@ -113,7 +113,7 @@ def test_the_claims_are_checked_on_every_training_level(monkeypatch):
     monkeypatch.setattr(sentences, "mid_curve", lambda recs, ks: None)
     monkeypatch.setattr(sentences, "reading_rows", lambda dynamics: [])
     P = settled("cpu-smollm2")
-    rows = sentences.claim_rows(chapter.Results("cpu-smollm2", P, None, None, {}, {}), 16)
+    rows = sentences.claim_rows(chapter.Results("cpu-smollm2", P, None, None, None, {}, {}), 16)
     pairs, triples, harder = (f"arith:digits={d},terms={t}" for d, t in ((1, 2), (1, 3), (2, 2)))
     assert [r["claim"] for r in rows] == ["large_k", "ood"]
     assert rows[0]["checks"] == [(f"{pairs}: d", f"v {pairs}"), (f"{triples}: d", f"v {triples}")]
@@ -272,3 +272,58 @@ def test_the_mid_curve_k_is_the_one_closest_to_half():
 def test_a_mid_curve_k_beyond_the_samples_is_refused():
     with pytest.raises(ParameterError, match="min_mid_k=32 must be <= difficulty_n=16"):
         params("cpu-smollm2", min_mid_k=32)
+
+
+def pilot_rows(P, spread: float, seed: int = 0) -> pd.DataFrame:
+    """``plan.per_problem``'s rows for a pilot of ``P`` on its training levels: every headline
+    quantity of every model, values drawn around 50 with ``spread`` between problems and
+    runs alike."""
+    rng = np.random.default_rng(seed)
+    trained = [registry.spec_text(b) for b in P.benchmarks()[:len(P.levels)]]
+    rows = []
+    for b in trained:
+        for q in chapter.plan.QUANTITIES:
+            for m, seeds in (("Base", P.base_repeats), ("GRPO", P.pilot), ("GRPO-N", P.pilot)):
+                for s in range(seeds):
+                    rows += [{"setting": "paper", "benchmark": b, "model": m, "seed": s,
+                              "problem": f"p{j}", "quantity": q,
+                              "value": 50 + spread * rng.normal()} for j in range(P.problems)]
+    return pd.DataFrame(rows)
+
+
+@pytest.mark.parametrize("spread, design", [(0.001, ([0, 1], 8)), (40.0, ([0, 1, 2, 3], 32))])
+def test_the_plan_is_registered_before_the_runs_and_sizes_them(tmp_path, monkeypatch, spread,
+                                                               design):
+    """``planned``: the protocol is in the store before the pilot's runs are asked for, each of
+    them carries its hash, and the design follows the pilot's spread (a tight pilot takes the
+    fewest seeds and problems, a wide one the most the plan allows)."""
+    from rlvr_dynamics.rl.registration import content_hash
+
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    P = settled("cpu-smollm2", pilot=2, seeds=[0, 1, 2, 3], base_repeats=2, problems=32)
+    asked = []
+
+    def obtain_all(cfgs, where, inline, workers):
+        assert list(tmp_path.rglob("protocol.json"))  # registered first
+        asked.extend(cfgs)
+        return [tmp_path / f"run{i}" for i, _ in enumerate(cfgs)]
+
+    monkeypatch.setattr(chapter, "obtain_all", obtain_all)
+    monkeypatch.setattr(chapter, "evaluate_models", lambda *a, **k: {})
+    monkeypatch.setattr(chapter.plan, "per_problem", lambda recs, ks: pilot_rows(P, spread))
+    Q, planned = chapter.planned(P, "test", compute=True)
+    assert sorted((c.algorithm, c.seed) for c in asked) == [
+        ("grpo", 0), ("grpo", 1), ("grpo_n", 0), ("grpo_n", 1)]
+    assert {c.registration for c in asked} == {content_hash(planned.protocol)}
+    assert (Q.seeds, Q.problems) == design
+    words = sentences.plan_text(chapter.Results("test", Q, None, None, planned, {}, {}))
+    assert f"chose {len(design[0])} seeds and {design[1]} problems" in words
+    assert ("out of reach" in words) == (spread > 1)
+    shown.plan_table(planned.sized).to_html()  # renders
+
+
+def test_a_plan_needs_two_seeds_and_the_base_twice():
+    with pytest.raises(ParameterError, match="pilot must be 0"):
+        params("cpu-smollm2", pilot=1)
+    with pytest.raises(ParameterError, match="base_repeats >= 2"):
+        params("cpu-smollm2", pilot=2, base_repeats=1)

@@ -15,6 +15,9 @@ the paper's Table 2 trains), on chat sums of several difficulties.
   ``min_pass1``, Pass@n at most ``max_passn``, the base's mid-curve k at least
   ``min_mid_k``). The training mix (``levels``) is stated in the profile; the chapter says
   whether each of its levels fits.
+* *The plan.* Where ``pilot`` is at least 2, the seeds and test problems are sized on the
+  spread of the first runs, by a protocol registered before any run (``plan``,
+  ``planned``); the runs record it and are judged only where they did.
 * *The runs.* The training chapter's settings with ``train``'s changes for this model (LoRA,
   its learning rate, batch and token budget), on ``tasks.arithmetic.ArithmeticMix(levels)``,
   GRPO and GRPO-N over ``seeds``; their held-out dynamics give the training claims
@@ -33,6 +36,7 @@ it hands to ``verdicts.record``) in ``sentences``.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,18 +46,21 @@ from pydantic import model_validator
 
 from rlvr_dynamics import measure as ev
 from rlvr_dynamics import registry, verdicts
+from rlvr_dynamics.chapters.pretrained import plan
 from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NeedsParams, Probability, Text,
                                     needed, require)
 from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
 from rlvr_dynamics.comparison.metrics import entropy_long, passk_long  # noqa: F401 (the page's)
-from rlvr_dynamics.store import DONE, Entry, read_json, results_dir
+from rlvr_dynamics.store import DONE, Entry, config_key, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import PROMPTS, ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.tasks.math import last_boxed
 from rlvr_dynamics.passk import ks_for, pass_at_k
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE  # noqa: F401 (BASE: the page's)
 from rlvr_dynamics.rl.config import TrainConfig
 from rlvr_dynamics.rl.readings import dynamics_of, readings  # noqa: F401 (the page's)
+from rlvr_dynamics.rl.registration import content_hash, registered_before
 from rlvr_dynamics.rl.runs import obtain_all
+from rlvr_dynamics.stats import CONFIDENCE
 
 Level = ListOf(Int(1), 2)
 """A difficulty: [digits, terms]."""
@@ -66,7 +73,10 @@ class Params(NeedsParams):
     the difficulties measured (``difficulty_levels``, ``difficulty_n`` samples at T = 1) and
     the rule that a difficulty fits (``min_pass1``, ``max_passn``, ``min_mid_k``); ``algorithms`` x ``seeds``,
     each probed every ``probe_every`` steps (``probe_samples`` samples of ``probe_problems``
-    test problems, under the paper's setting and the full distribution);
+    test problems, under the paper's setting and the full distribution); ``pilot``: where at
+    least 2, the power plan (``plan``): the first ``pilot`` seeds train first and size the
+    rest, ``seeds`` and ``problems`` then the most the plan may take (0: no plan, every seed
+    and ``problems`` as given);
     the evaluation: the first ``problems`` test problems of each level, ``n`` samples under each
     of ``settings``, Pass@k at ``ks``, the base ``base_repeats`` times, ``workers`` side by side
     in batches of ``batch_size`` rows; ``boxed_only``: grade the boxed answer alone, as the
@@ -91,6 +101,7 @@ class Params(NeedsParams):
     min_mid_k: Int(1) = 4
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
     seeds: ListOf(Int(0)) = [0, 1, 2]
+    pilot: Int(0) = 0
     probe_every: Int(1) = 8
     probe_problems: Int(1) = 16
     probe_samples: Int(1) = 4
@@ -132,6 +143,11 @@ class Params(NeedsParams):
         for name in [*self.prompts, *([self.prompt] if self.prompt is not None else [])]:
             require(name in PROMPTS, f"prompts and prompt take {PROMPTS}, got {name!r}")
         require(len(self.prompts) >= 1, "prompts must name at least one candidate")
+        require(self.pilot == 0 or 2 <= self.pilot <= len(self.seeds),
+                f"pilot must be 0 (no plan) or between 2 and the {len(self.seeds)} seeds, "
+                f"got {self.pilot}")
+        require(self.pilot == 0 or self.base_repeats >= 2, "a plan (pilot >= 2) needs "
+                f"base_repeats >= 2 to measure the base's spread, got {self.base_repeats}")
         return self
 
     def settled(self) -> Params:
@@ -170,14 +186,15 @@ def training_params(P: Params) -> ChapterParams:
                           "seeds": P.seeds, "lambdas": []})
 
 
-def runs(P: Params) -> dict[tuple[str, int], TrainConfig]:
+def runs(P: Params, registration: str | None = None) -> dict[tuple[str, int], TrainConfig]:
     """(algorithm, seed) -> its run: the training settings on the mix ``P.levels``, probed
     every ``probe_every`` steps by ``probe_samples`` samples of ``probe_problems`` of its test
-    problems (``rl.probe.SampledProbe``)."""
+    problems (``rl.probe.SampledProbe``), begun under ``registration`` (the plan's protocol's
+    content hash, ``TrainConfig.registration``)."""
     T = training_params(P)
     return {(a, s): T.run_config(a, s).replace(
                 task=P.mix(), probe_every=P.probe_every, probe_problems=P.probe_problems,
-                probe_samples=P.probe_samples)
+                probe_samples=P.probe_samples, registration=registration)
             for a in P.algorithms for s in P.seeds}
 
 
@@ -312,6 +329,67 @@ def settle(P: Params, table: pd.DataFrame) -> Params:
                           "boxed_only": paper if P.boxed_only is None else P.boxed_only})
 
 
+# --- the power plan ------------------------------------------------------------------------
+
+def problem_grid(P: Params) -> list[int]:
+    """The numbers of test problems the plan may choose: powers of two from 8 below
+    ``problems``, and ``problems``."""
+    return sorted({n for n in (2 ** i for i in range(3, 12)) if n < P.problems} | {P.problems})
+
+
+def protocol_of(P: Params) -> dict[str, Any]:
+    """What the plan registers before any run (``plan.protocol``): the headline contrasts and
+    their margins, the confidence, the setting and levels they are read on, the pilot, the
+    designs it may choose, and the runs' and evaluations' settings (the runs' keys)."""
+    first = next(iter(P.settings))
+    return {"contrasts": [dataclasses.asdict(c) for c in plan.contrasts(
+                [ALGORITHMS[a].label for a in P.algorithms])],
+            "confidence": CONFIDENCE, "setting": first, "levels": P.levels,
+            "pilot": P.pilot, "seeds": P.seeds, "problems": problem_grid(P),
+            "n": P.n, "ks": P.ks, "base_repeats": P.base_repeats,
+            "runs": {f"{a}-seed{s}": config_key(c.as_dict()) for (a, s), c in runs(P).items()},
+            "evaluation": {k: dataclasses.asdict(v) for k, v in eval_settings(P).items()}}
+
+
+@dataclass(frozen=True)
+class Planned:
+    """The plan as it ran: the protocol (registered before every run), its sizing and the
+    design it chose, and whether every run recorded the protocol when it began."""
+
+    protocol: dict[str, Any]
+    sized: dict[str, Any]
+    judged: bool
+
+
+def planned(P: Params, where: str, compute: bool) -> tuple[Params, Planned]:
+    """The plan under ``where``: the protocol registered (or read back), the pilot's seeds
+    trained (``compute``) or found and evaluated on every test problem of the training levels
+    under the first setting, the design sized from their spread (``plan.size``, stored once),
+    and ``P`` with the seeds and problems it chose."""
+    what = protocol_of(P)
+    record = plan.protocol(what, where)
+    key = content_hash(record)
+    pilot = P.seeds[:P.pilot]
+    grid = {k: c for k, c in runs(P, key).items() if k[1] in pilot}
+    folders = dict(zip(grid, obtain_all(list(grid.values()), where, inline=compute,
+                                        workers=P.workers)))
+    by_label = {ALGORITHMS[a].label: [folders[a, s] for s in pilot] for a in P.algorithms}
+    models = comparison(training_params(P).model, by_label, base_repeats=P.base_repeats)
+    first = what["setting"]
+    trained = [registry.spec_text(b) for b in P.benchmarks()[:len(P.levels)]]
+    recs = evaluate_models(models, trained, {first: eval_settings(P)[first]}, where,
+                           problems=P.problems, workers=P.workers, batch_size=P.batch_size)
+    rows = plan.per_problem(recs, P.ks)
+    cs = [plan.Contrast(**c) for c in what["contrasts"]]
+    seeds, problems = range(P.pilot, len(P.seeds) + 1), what["problems"]
+    sizing = {b: plan.size(rows[rows["benchmark"] == b], cs, seeds, problems)
+              for b in trained}
+    sized = plan.sized(what, where, sizing, plan.design(sizing, seeds, problems))
+    Q = type(P).parse({**P.values(), "seeds": P.seeds[:sized["seeds"]],
+                       "problems": sized["problems"]})
+    return Q, Planned(record, sized, judged=False)
+
+
 # --- the results ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -322,6 +400,7 @@ class Results:
     P: Params
     formats: pd.DataFrame
     difficulty: pd.DataFrame
+    plan: Planned | None
     dynamics: dict[str, list[list[dict[str, Any]]]]
     recs: dict[tuple, pd.DataFrame]
 
@@ -367,9 +446,16 @@ def obtain(P: Params) -> Results | None:
     measured = formats(Q, where)
     Q = settle(Q, measured)
     table = difficulty(Q, where)
-    grid = runs(Q)
+    sized, key = None, None
+    if Q.pilot:
+        Q, sized = planned(Q, where, compute)
+        key = content_hash(sized.protocol)
+    grid = runs(Q, key)
     folders = dict(zip(grid, obtain_all(list(grid.values()), where, inline=compute,
                                         workers=Q.workers)))
+    if sized is not None:
+        sized = dataclasses.replace(sized, judged=registered_before(sized.protocol,
+                                                                    list(folders.values())))
     by_label = {ALGORITHMS[a].label: [folders[a, s] for s in Q.seeds] for a in Q.algorithms}
     models = comparison(training_params(Q).model, by_label, base_repeats=Q.base_repeats)
     recs = evaluate_models(models, [registry.spec_text(b) for b in Q.benchmarks()],
@@ -378,7 +464,7 @@ def obtain(P: Params) -> Results | None:
     if compute:
         marker(where).begin(fresh=True)
         marker(where).finish({"runs": len(folders), "params": P.values()})
-    return Results(where, Q, measured, table, dynamics_of(by_label), recs)
+    return Results(where, Q, measured, table, sized, dynamics_of(by_label), recs)
 
 
 def answer_sources(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:

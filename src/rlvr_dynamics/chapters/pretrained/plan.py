@@ -12,7 +12,7 @@ the problems', the rest), never its mean, and takes the fewest seeds, then probl
 predicted half-width is within every margin it can reach (``power.needed``), the largest design
 where some margin cannot be reached. The design it chose is stored beside the protocol
 (``sized``). Sizing on variances alone leaves the contrasts' error rates close to those of a
-design fixed in advance (Wittes and Brittain, 1990).
+design fixed in advance (Wittes and Brittain, 1990, an internal pilot).
 
 The headline contrasts (``CONTRASTS``), on each training level under the chapter's first
 setting: each algorithm's Pass@1 gain over the base (``PASS1_MARGIN``), each algorithm's and

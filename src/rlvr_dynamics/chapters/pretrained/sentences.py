@@ -30,9 +30,14 @@ def described(where: str, Q: Params, T: Any) -> str:
 def by_level(long: pd.DataFrame, Q: Params) -> pd.DataFrame:
     """``long`` (a Pass@k or entropy table of ``comparison.metrics``) with each benchmark named
     by its difficulty ("1-digit × 2") rather than by its spec."""
-    names = {registry.spec_text(b): f"{x[0]}-digit × {x[1]}"
-             for b, x in zip(Q.benchmarks(), Q.levels + Q.ood_levels)}
+    names = {registry.spec_text(b): level_name(registry.spec_text(b)) for b in Q.benchmarks()}
     return long.replace({"benchmark": names})
+
+
+def level_name(spec: str) -> str:
+    """A level named by its difficulty ("1-digit × 2") from its benchmark spec."""
+    fields = registry.parse_spec(spec)[1]
+    return f"{fields['digits']}-digit × {fields['terms']}"
 
 
 def dynamics_caption(Q: Params, described: str) -> str:
@@ -179,3 +184,29 @@ def claim_rows(R: Results, last: int) -> list[dict]:
                      **{key: [(f"{b}: {what}", v) for b, r in same for what, v in r[key]]
                         for key in ("checks", "also")}})
     return reading_rows(R.dynamics) + rows
+
+
+def plan_text(R: Results) -> str:
+    """The power plan in words: when its protocol was registered and whether every run
+    recorded it before it began, what the pilot sized, the design it chose, and the contrasts
+    that no design within the budget brings within their margins."""
+    plan = R.plan
+    if plan is None:
+        return (f"This build sizes no plan (pilot = {R.P.pilot}): it trains every seed of "
+                f"{R.P.seeds} and evaluates {R.P.problems} test problems per level, as given.")
+    judged = ("before every run began (each recorded its hash)" if plan.judged else
+              "but not every run recorded it before it began: those runs are shown, not judged")
+    out = []
+    for b, rows in plan.sized["sizing"].items():
+        beyond = [f"{r['contrast']} (half-width {r['half-width at the largest design']:.2f} "
+                  f"against a margin of {r['margin']:g})" for r in rows
+                  if pd.isna(r["seeds needed"])]
+        out.append(f"{level_name(b)}: " + ("every contrast reaches its margin." if not beyond
+                                           else "out of reach: " + "; ".join(beyond) + "."))
+    protocol = plan.protocol
+    return (f"The plan's protocol was registered at {protocol['registered'][:16]} UTC, "
+            f"{judged}. From the first {protocol['pilot']} seeds of each algorithm, evaluated on "
+            f"{max(protocol['problems'])} test problems of each training level, its rule chose "
+            f"{plan.sized['seeds']} seeds and {plan.sized['problems']} problems per level (at "
+            f"most {len(protocol['seeds'])} and {max(protocol['problems'])}). "
+            + " ".join(out))
