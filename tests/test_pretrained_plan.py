@@ -71,3 +71,24 @@ def test_the_protocol_is_registered_once_and_its_sizing_never_recomputed(tmp_pat
     later = plan.sized(what, "test", {"b": table.assign(**{"seeds needed": [5]})}, (5, 32))
     assert later == stored and (stored["seeds"], stored["problems"]) == (3, 16)
     assert plan.protocol(what, "test") == first  # the sizing beside it leaves it done
+
+
+def test_a_run_is_judged_when_it_began_with_the_registrations_hash(tmp_path):
+    """``registration.registered_before``: the run's record of the hash decides, with a time
+    not before the registration's (the same second counts: times are kept to the second); a
+    run without the hash, or begun earlier, is not judged."""
+    from rlvr_dynamics.rl.config import STARTED
+    from rlvr_dynamics.rl.registration import registered_before
+    from rlvr_dynamics.store import write_json
+
+    record = {"registered": "2026-12-07T01:28:10+00:00", "pilot": 2}
+    key = content_hash(record)
+    for name, time, registration, judged in (
+            ("same second", "2026-12-07T01:28:10+00:00", key, True),
+            ("later", "2026-12-07T01:30:00+00:00", key, True),
+            ("earlier", "2026-12-07T01:28:09+00:00", key, False),
+            ("no hash", "2026-12-07T01:30:00+00:00", None, False)):
+        folder = tmp_path / name
+        folder.mkdir()
+        write_json(folder / STARTED, {"time": time, "registration": registration})
+        assert registered_before(record, [folder]) == judged, name

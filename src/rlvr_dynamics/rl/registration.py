@@ -28,8 +28,10 @@ def started(run: Path) -> dict[str, Any] | None:
 
 def registered_before(record: dict[str, Any], runs: Sequence[Path]) -> bool:
     """Whether every one of ``runs`` recorded, when it began, ``record``'s content hash and a
-    time after the registration's: only such runs are judged against it."""
+    time not before the registration's: only such runs are judged against it. (Times are kept
+    to the second, and a run that begins in the registration's second is after it: the hash it
+    recorded covers the registration's content, time included, which did not exist before.)"""
     at, key = datetime.fromisoformat(record["registered"]), content_hash(record)
     begun = [started(r) for r in runs]
     return all(b is not None and b["registration"] == key
-               and at < datetime.fromisoformat(b["time"]) for b in begun)
+               and at <= datetime.fromisoformat(b["time"]) for b in begun)

@@ -204,7 +204,8 @@ def plan_text(R: Results) -> str:
         out.append(f"{level_name(b)}: " + ("every contrast reaches its margin." if not beyond
                                            else "out of reach: " + "; ".join(beyond) + "."))
     protocol = plan.protocol
-    return (f"The plan's protocol was registered at {protocol['registered'][:16]} UTC, "
+    return (f"The plan's protocol was registered at "
+            f"{protocol['registered'][:16].replace('T', ' ')} UTC, "
             f"{judged}. From the first {protocol['pilot']} seeds of each algorithm, evaluated on "
             f"{max(protocol['problems'])} test problems of each training level, its rule chose "
             f"{plan.sized['seeds']} seeds and {plan.sized['problems']} problems per level (at "
