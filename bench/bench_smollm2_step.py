@@ -22,11 +22,12 @@ a group's prompt prefilled once, finished rows leaving the batch), and the ratio
 is printed. ``--smoke``: 2 prompts x G = 2, 2 updates, 4 tokens, 2 held-out problems (seconds
 besides loading SmolLM2; checks that the bench runs, its ratio means nothing).
 
+``--beta`` sets the KL coefficient (0: TRL loads no reference model and skips its pass).
 ``--prompt`` sets the chat around each question (``tasks.arithmetic.PROMPTS``; the chapter
 chooses it by measurement first): a prompt that gets one-line answers shortens every phase.
 
     .venv/bin/python bench/bench_smollm2_step.py [--steps 1] [--threads 1] [--prompt example]
-                                                 [--smoke]
+                                                 [--beta 0] [--smoke]
 """
 import argparse
 import os
@@ -80,6 +81,9 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=1, help="generation steps to time")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--prompt", choices=PROMPTS, default="instruction")
+    ap.add_argument("--beta", type=float, default=None,
+                    help="the KL coefficient (default: the profile's; 0 drops the reference "
+                         "model's pass)")
     ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -87,7 +91,9 @@ def main() -> None:
     P = pretrained.Params.parse({**profiles.plan("cpu-smollm2", ["pretrained"])["pretrained"],
                                  "prompt": args.prompt, "boxed_only": True})
     cfg = pretrained.runs(P)["grpo", 0].replace(steps=args.steps, checkpoint_every=10 ** 6,
-                                                probe_every=0, **(SMOKE if args.smoke else {}))
+                                                probe_every=0, **(SMOKE if args.smoke else {}),
+                                                **({} if args.beta is None else
+                                                   {"beta": args.beta}))
     print(f"SmolLM2 step: {cfg.generation_batch} completions ({cfg.generation_batch // cfg.num_generations}"
           f" prompts x G = {cfg.num_generations}), {cfg.updates_per_step} updates of "
           f"{cfg.update_batch}, max {cfg.max_completion_length} tokens, LoRA r={cfg.lora_rank}, "
