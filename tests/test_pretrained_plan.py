@@ -67,9 +67,13 @@ def test_the_protocol_is_registered_once_and_its_sizing_never_recomputed(tmp_pat
     assert again == first and content_hash(again) == content_hash(first)
     assert plan.protocol({**what, "pilot": 3}, "test")["registered"]  # another protocol
     table = pd.DataFrame({"contrast": ["x"], "seeds needed": [3]}).set_index("contrast")
-    stored = plan.sized(what, "test", {"b": table}, (3, 16))
-    later = plan.sized(what, "test", {"b": table.assign(**{"seeds needed": [5]})}, (5, 32))
+    pilot = {"grpo-seed0-abc": "code1"}
+    stored = plan.sized(what, "test", {"b": table}, (3, 16), pilot)
+    later = plan.sized(what, "test", {"b": table.assign(**{"seeds needed": [5]})}, (5, 32),
+                       pilot)
     assert later == stored and (stored["seeds"], stored["problems"]) == (3, 16)
+    retrained = plan.sized(what, "test", {"b": table}, (5, 32), {"grpo-seed0-abc": "code2"})
+    assert (retrained["seeds"], retrained["problems"]) == (5, 32)  # a new pilot sizes again
     assert plan.protocol(what, "test") == first  # the sizing beside it leaves it done
 
 

@@ -59,7 +59,7 @@ from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE  # noqa: F401 (BASE: th
 from rlvr_dynamics.rl.config import TrainConfig
 from rlvr_dynamics.rl.readings import dynamics_of, readings  # noqa: F401 (the page's)
 from rlvr_dynamics.rl.registration import content_hash, registered_before
-from rlvr_dynamics.rl.runs import obtain_all
+from rlvr_dynamics.rl.runs import entry as run_entry, obtain_all
 from rlvr_dynamics.stats import CONFIDENCE
 
 Level = ListOf(Int(1), 2)
@@ -384,7 +384,8 @@ def planned(P: Params, where: str, compute: bool) -> tuple[Params, Planned]:
     seeds, problems = range(P.pilot, len(P.seeds) + 1), what["problems"]
     sizing = {b: plan.size(rows[rows["benchmark"] == b], cs, seeds, problems)
               for b in trained}
-    sized = plan.sized(what, where, sizing, plan.design(sizing, seeds, problems))
+    pilot_code = {e.path.name: e.code for e in (run_entry(c, where) for c in grid.values())}
+    sized = plan.sized(what, where, sizing, plan.design(sizing, seeds, problems), pilot_code)
     Q = type(P).parse({**P.values(), "seeds": P.seeds[:sized["seeds"]],
                        "problems": sized["problems"]})
     return Q, Planned(record, sized, judged=False)

@@ -11,7 +11,7 @@ algorithm then train and are evaluated on every test problem, and the protocol's
 the problems', the rest), never its mean, and takes the fewest seeds, then problems, whose
 predicted half-width is within every margin it can reach (``power.needed``), the largest design
 where some margin cannot be reached. The design it chose is stored beside the protocol
-(``sized``). Sizing on variances alone leaves the contrasts' error rates close to those of a
+(``sized``, once per pilot). Sizing on variances alone leaves the contrasts' error rates close to those of a
 design fixed in advance (Wittes and Brittain, 1990, an internal pilot).
 
 The headline contrasts (``CONTRASTS``), on each training level under the chapter's first
@@ -35,7 +35,7 @@ from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.stats import CONFIDENCE
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 
-PROTOCOL, SIZED = "protocol.json", "sized.json"
+PROTOCOL = "protocol.json"
 
 
 @dataclass(frozen=True)
@@ -140,10 +140,12 @@ def protocol(what: dict[str, Any], profile: str) -> dict[str, Any]:
 
 
 def sized(what: dict[str, Any], profile: str, sizing: dict[str, pd.DataFrame],
-          chosen: tuple[int, int]) -> dict[str, Any]:
+          chosen: tuple[int, int], pilot: dict[str, str]) -> dict[str, Any]:
     """The protocol's sizing (per level, ``size``'s table) and the design it chose, stored
-    beside it once (read back afterwards, never recomputed: the later runs follow it)."""
-    path = entry(profile, what).path / SIZED
+    beside it once per pilot (``pilot``: each pilot run's folder name -> the code
+    fingerprint of its store entry; read back afterwards, never recomputed for the same pilot:
+    the later runs follow it; a pilot trained again by other code sizes again)."""
+    path = entry(profile, what).path / f"sized-{config_key(pilot)}.json"
     if not path.is_file():
         write_json(path, {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                           "seeds": chosen[0], "problems": chosen[1],

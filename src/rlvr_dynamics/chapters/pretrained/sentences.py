@@ -35,9 +35,14 @@ def by_level(long: pd.DataFrame, Q: Params) -> pd.DataFrame:
 
 
 def level_name(spec: str) -> str:
-    """A level named by its difficulty ("1-digit × 2") from its benchmark spec."""
+    """A level named by its difficulty (``difficulty_name``) from its benchmark spec."""
     fields = registry.parse_spec(spec)[1]
-    return f"{fields['digits']}-digit × {fields['terms']}"
+    return difficulty_name(fields["digits"], fields["terms"])
+
+
+def difficulty_name(digits: int, terms: int) -> str:
+    """A difficulty in words: "1-digit × 2"."""
+    return f"{digits}-digit × {terms}"
 
 
 def dynamics_caption(Q: Params, described: str) -> str:
@@ -60,8 +65,8 @@ def difficulty_caption(P: Params, described: str) -> str:
 def mix_text(table: pd.DataFrame, P: Params) -> str:
     """The rule's verdict on the training mix, in words."""
     ok = fits(table, P)
-    admitted = [f"{d}-digit × {t}" for (d, t), v in ok.items() if v]
-    outside = [f"{d}-digit × {t}" for d, t in P.levels if not ok.get((d, t), False)]
+    admitted = [difficulty_name(d, t) for (d, t), v in ok.items() if v]
+    outside = [difficulty_name(d, t) for d, t in P.levels if not ok.get((d, t), False)]
     return (f"By the rule (Pass@1 at least {100 * P.min_pass1:g} %, Pass@{P.difficulty_n} at "
             f"most {100 * P.max_passn:g} %, the base mid-curve at a k of at least "
             f"{P.min_mid_k}), the difficulties that fit are: "
