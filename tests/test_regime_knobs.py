@@ -50,6 +50,22 @@ def test_the_mix_holds_the_share_of_problems_beyond_the_direct_path():
         mix(problems, author, 1.5)
 
 
+def test_refits_side_by_side_equal_refits_one_after_the_other(results):
+    """``refit_all`` (two workers, the base pretrained first in this process) makes, bit for
+    bit, the base that ``refit`` makes inline on one thread; and the comparison can fail: a
+    refit to another prior differs."""
+    from rlvr_dynamics.path_prior import refit_all
+    base = dataclasses.replace(BASE, steps=60, seed=3)
+    inline, _ = refit(base, Refit(0.3), "inline")
+    refit_all([(base, Refit(0.3)), (base, Refit(0.005))], "pooled", workers=2)
+    pooled, _ = refit(base, Refit(0.3), "pooled")  # read back, not refitted
+    other, _ = refit(base, Refit(0.005), "pooled")
+    same = lambda a, b: all(torch.equal(x, y) for x, y in zip(a.state_dict().values(),
+                                                             b.state_dict().values()))
+    assert same(inline, pooled)
+    assert not same(inline, other)
+
+
 def test_the_dial_moves_the_prior_and_not_the_paths_reliability(results):
     terms = [p.meta["terms"] for p in SumTask().problems("test")[:40]]
     bases = {"base": base_model(BASE, "test")}

@@ -69,7 +69,7 @@ from rlvr_dynamics.chapters.regimes.toy_mapping import (OWN, TOY_SAME, order, or
                                                         orderings, toy_inputs, toy_prediction,
                                                         toy_laws, toy_predictions, toy_settings,
                                                         toy_side, toy_update)
-from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit
+from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit, refit_all
 from rlvr_dynamics.rl.registration import content_hash
 from rlvr_dynamics.pretrain import base_model
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
@@ -325,18 +325,19 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
 def dial(P: Params, problems: int = 100) -> pd.DataFrame:
     """Every regime's base measured exactly on the first ``problems`` test problems
     (``path_prior.dial_check``): the pretrained base, or that base refitted to the regime's
-    prior (made where missing); and where the ladder runs a rung on a base of its own
+    prior (made where missing, ``P.workers`` refits at a time); and where the ladder runs a rung on a base of its own
     (``ladder.rung_base``: R5), each arm's base of that rung, refitted to the arm's habits."""
     T = needed(P, "training")
     cfg = T.base()
-    bases = {name: base_model(r.base(T), P.profile) if r.prior is None
-             else refit(r.base(T), Refit(r.prior, r.guess or 0.0), P.profile)
-             for name, r in P.regimes.items()}
+    made = {name: (r.base(T), None if r.prior is None else Refit(r.prior, r.guess or 0.0))
+            for name, r in P.regimes.items()}
     for rung in P.ladder:
         for name in P.three():
             r = P.regimes[name]
             if (base := rung_base(r.base(T), rung)) != r.base(T):
-                bases[f"{name}, {rung}"] = refit(base, Refit(P.rung_prior(rung, name), r.guess),
-                                                 P.profile)
+                made[f"{name}, {rung}"] = (base, Refit(P.rung_prior(rung, name), r.guess))
+    refit_all([m for m in made.values() if m[1] is not None], P.profile, P.workers)
+    bases = {name: base_model(base, P.profile) if how is None else refit(base, how, P.profile)
+             for name, (base, how) in made.items()}
     terms = [p.meta["terms"] for p in cfg.task.problems("test")[:problems]]
     return dial_check(bases, terms, cfg)

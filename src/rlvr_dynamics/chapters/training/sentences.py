@@ -100,7 +100,12 @@ def dynamics_caption(T: Any) -> str:
 
 
 def lambda_caption(T: Any) -> str:
-    """The caption of the end of training against lambda."""
-    return f"{figure_setting(T)}; dots: seeds, line: their mean (λ = 0: GRPO-N, 1: GRPO)."
+    """The caption of the end of training against lambda; without a sweep (``T.lambdas``
+    empty, as in the default build) it says so and where the sweep runs."""
+    sweep = (f"λ = {', '.join(f'{lam:g}' for lam in T.lambdas)} between them" if T.lambdas else
+             "no λ between them in this build: the `cpu-nsr` profile runs the sweep, and the "
+             "published book takes this chapter from it")
+    return (f"{figure_setting(T)}; dots: seeds, line: their mean (λ = 0: GRPO-N, 1: GRPO; "
+            f"{sweep}).")
 
 
