@@ -23,11 +23,14 @@ is printed. ``--smoke``: 2 prompts x G = 2, 2 updates, 4 tokens, 2 held-out prob
 besides loading SmolLM2; checks that the bench runs, its ratio means nothing).
 
 ``--beta`` sets the KL coefficient (0: TRL loads no reference model and skips its pass).
+``--shared-prompt``: each distinct prompt scored once in the passes (``rl.trainer``); either
+way, the loss's pass over the step's last batch is then timed both ways and their ratio
+printed.
 ``--prompt`` sets the chat around each question (``tasks.arithmetic.PROMPTS``; the chapter
 chooses it by measurement first): a prompt that gets one-line answers shortens every phase.
 
     .venv/bin/python bench/bench_smollm2_step.py [--steps 1] [--threads 1] [--prompt example]
-                                                 [--beta 0] [--smoke]
+                                                 [--beta 0] [--shared-prompt] [--smoke]
 """
 import argparse
 import os
@@ -73,7 +76,30 @@ def wrap(obj, attr: str, name) -> None:
 
 
 def scoring(*args, **kwargs) -> str:
+    BATCH.update(args=args, kwargs=kwargs)  # the last pass's batch, for ``passes_both_ways``
     return "forward (loss)" if torch.is_grad_enabled() else "scoring, no grad (old, ref)"
+
+
+BATCH: dict = {}
+
+
+def passes_both_ways(trainer, repeats: int = 2) -> tuple[float, float]:
+    """Seconds of one pass over the step's last batch of the loss, forward and backward, with
+    each distinct prompt computed once (``GRPONTrainer.shared_prompt_passes``) and with every
+    row's prompt computed (``GRPONTrainer``'s passes without it): the best of ``repeats``, the
+    two taken in turns so that both see the same load."""
+    args, kwargs = BATCH["args"], BATCH["kwargs"]  # the last pass: the loss's, its model first
+    best = {}
+    for _ in range(repeats):
+        for shared in (True, False):
+            trainer.args.shared_prompt = shared
+            args[0].zero_grad()
+            start = time.perf_counter()
+            logps, _, _ = type(trainer)._get_per_token_logps_and_entropies(trainer, *args,
+                                                                            **kwargs)
+            logps.sum().backward()
+            best[shared] = min(best.get(shared, float("inf")), time.perf_counter() - start)
+    return best[True], best[False]
 
 
 def main() -> None:
@@ -84,6 +110,8 @@ def main() -> None:
     ap.add_argument("--beta", type=float, default=None,
                     help="the KL coefficient (default: the profile's; 0 drops the reference "
                          "model's pass)")
+    ap.add_argument("--shared-prompt", action="store_true",
+                    help="each distinct prompt scored once in the step's passes")
     ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -93,11 +121,13 @@ def main() -> None:
     cfg = pretrained.runs(P)["grpo", 0].replace(steps=args.steps, checkpoint_every=10 ** 6,
                                                 probe_every=0, **(SMOKE if args.smoke else {}),
                                                 **({} if args.beta is None else
-                                                   {"beta": args.beta}))
+                                                   {"beta": args.beta}),
+                                                shared_prompt=args.shared_prompt)
     print(f"SmolLM2 step: {cfg.generation_batch} completions ({cfg.generation_batch // cfg.num_generations}"
           f" prompts x G = {cfg.num_generations}), {cfg.updates_per_step} updates of "
           f"{cfg.update_batch}, max {cfg.max_completion_length} tokens, LoRA r={cfg.lora_rank}, "
-          f"beta={cfg.beta}, prompt {args.prompt}, gradient checkpointing {cfg.gradient_checkpointing}, "
+          f"beta={cfg.beta}, prompt {args.prompt}, shared prompt {cfg.shared_prompt}, "
+          f"gradient checkpointing {cfg.gradient_checkpointing}, "
           f"{args.threads} thread(s), load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         with timed("loading"):
@@ -121,6 +151,14 @@ def main() -> None:
             per = s if name == "loading" else s / args.steps
             print(f"  {name:32s} {per:8.1f} s  {share}")
         print(f"  {'step':32s} {total / args.steps:8.1f} s")
+        shared, every = passes_both_ways(trainer)
+        _, ids, mask, keep = BATCH["args"][:4]
+        prompt = mask[:, :-keep].sum().item()
+        print(f"the loss's pass over the last batch ({len(ids)} rows, prompts "
+              f"{prompt / len(ids):.0f} tokens a row, completions "
+              f"{mask[:, -keep:].sum().item() / len(ids):.1f} a row of {keep} columns), forward "
+              f"and backward: {shared:.2f} s with each prompt once, {every:.2f} s with every "
+              f"row's: ratio {shared / every:.2f}")
 
         prompts = trainer.train_dataset.select(range(cfg.generation_batch // cfg.num_generations))
         ids, _, _ = trainer._tokenize_prompts([p for p in prompts["prompt"]

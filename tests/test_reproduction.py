@@ -521,7 +521,7 @@ def test_the_stepwise_path_the_stages_and_the_knob_in_words(monkeypatch, tmp_pat
     costs.write_text("profile: cpu\nminutes: {training: 9.0}\ntraining_runs: 18\n")
     monkeypatch.setattr(sentences, "REFERENCE_COSTS", costs)
     P = rp.Params(knob_algorithms=["grpo", "grpo_n"])
-    assert len(T.seeds) == 4 and len(T.runs()) == 24
+    assert len(T.seeds) == 4 and len(T.runs()) == 16  # 4 algorithms x 4 seeds, no lambda sweep
     assert sentences.knob_cost_text(P, T) == (
         "The knob trains 8 more runs per group size (2 algorithms × 4 seeds): about 4 minutes "
         "per group size at the training chapter's cost per run in the reference build "

@@ -278,6 +278,62 @@ def test_the_passes_without_padding_are_trls_up_to_rounding(tiny, tmp_path, batc
     assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-5)
 
 
+def grouped_batch(trainer, prompts: list[int], completions: list[list[int]]):
+    """A batch as TRL lays it out in which the prompts repeat, one per group of completions
+    (``prompts[g]`` tokens, ``completions[g]`` lengths), the rows shuffled as TRL shuffles a
+    generation batch before it splits it; and the completion width."""
+    lengths = [(p, c) for p, cs in zip(prompts, completions) for c in cs]
+    ids, mask, keep = padded_batch(trainer, lengths)
+    group = torch.tensor([g for g, cs in enumerate(completions) for _ in cs])
+    first = torch.tensor([sum(map(len, completions[:g])) for g in range(len(prompts))])
+    P = ids.shape[1] - keep
+    ids[:, :P] = ids[first[group], :P]  # a group's rows share its prompt
+    shuffle = torch.randperm(len(lengths), generator=torch.Generator().manual_seed(2))
+    return ids[shuffle], mask[shuffle], keep
+
+
+@pytest.mark.parametrize("batch_size,lora_rank", [(None, 0), (4, 0), (None, 4)])
+def test_the_shared_prompt_passes_are_trls_up_to_rounding(tiny, tmp_path, monkeypatch,
+                                                          batch_size, lora_rank):
+    """``shared_prompt_passes`` (each distinct prompt through the model once, its cache copied
+    to its completions' rows) gives TRL's per-token log-probs, entropies and gradients on every
+    completion token, in the batch's order, zeros on the padding, in one chunk, in chunks that
+    split groups, and through LoRA; a pass that copies each row another prompt's cache (the
+    planted bug) is caught."""
+    from transformers import DynamicCache
+    from trl import GRPOTrainer
+
+    trainer, _ = generation(config(tiny, shared_prompt=True, lora_rank=lora_rank), tmp_path)
+    ids, mask, keep = grouped_batch(trainer, [9, 5, 7], [[2, 11, 1], [4, 4, 12], [3, 1, 6]])
+    completion = mask[:, -keep:].bool()
+    params = [p for p in trainer.model.parameters() if p.requires_grad]
+
+    def run(method):
+        trainer.model.zero_grad()
+        logps, entropies, _ = method(trainer, trainer.model, ids, mask, keep, batch_size,
+                                     compute_entropy=True)
+        (logps * completion).sum().backward()
+        return logps, entropies, torch.cat([p.grad.flatten() for p in params])
+
+    ours, theirs = run(type(trainer).shared_prompt_passes), \
+        run(GRPOTrainer._get_per_token_logps_and_entropies)
+    for a, b in zip(ours[:2], theirs[:2]):
+        torch.testing.assert_close(a[completion], b[completion], rtol=1e-5, atol=1e-5)
+        assert a[~completion].count_nonzero() == 0
+    scale = theirs[2].abs().max().item()
+    assert scale > 0
+    torch.testing.assert_close(ours[2], theirs[2], rtol=1e-4, atol=1e-5 * scale)
+    assert trainer.args.shared_prompt  # the trainer's own passes take this path
+
+    reorder = DynamicCache.reorder_cache
+    monkeypatch.setattr(DynamicCache, "reorder_cache",
+                        lambda self, rows: reorder(self, (rows + 1) % (int(rows.max()) + 1)))
+    with torch.no_grad():
+        bad = type(trainer).shared_prompt_passes(trainer, trainer.model, ids, mask, keep,
+                                                 batch_size)[0]
+    assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-3)
+
+
 def test_sequence_ratio_matches_its_definition(tiny, tmp_path):
     """GSPO: w_i = (pi_theta(y_i|x) / pi_old(y_i|x))^(1/|y_i|), computed here from two plain
     forward passes (the sampling model and the moved one), against the w_i inside TRL's loss:

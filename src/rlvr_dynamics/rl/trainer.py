@@ -15,6 +15,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from torch.utils.data import Sampler
+from transformers import DynamicCache
 from trl import GRPOConfig, GRPOTrainer
 from trl.models import unwrap_model_for_generation
 
@@ -47,6 +48,14 @@ class GRPONConfig(GRPOConfig):
         metadata={"help": "train on the first completion token alone: every later token "
                           "masked out of the loss and its normaliser (the ladder's rungs that "
                           "train the path choice only)."})
+
+    shared_prompt: bool = field(
+        default=False,
+        metadata={"help": "score each distinct prompt once in the passes over prompt and "
+                          "completion (old policy, reference, loss) and copy its keys and "
+                          "values to the rows of its completions: the same log-probabilities "
+                          "up to rounding, several times cheaper where prompts are long "
+                          "(SmolLM2's system message and worked example)."})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -155,6 +164,9 @@ class GRPONTrainer(GRPOTrainer):
         if any(isinstance(v, (torch.Tensor, list)) for v in kwargs.values()):
             return super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size, **kwargs)
+        if self.args.shared_prompt:
+            return self.shared_prompt_passes(model, input_ids, attention_mask, logits_to_keep,
+                                             batch_size, **kwargs)
         n, width = input_ids.shape
         used = attention_mask.bool()
         first = used.int().argmax(dim=1)
@@ -174,6 +186,53 @@ class GRPONTrainer(GRPOTrainer):
         logps = torch.cat([p for p, _ in parts])[back]
         entropies = None if parts[0][1] is None else torch.cat([e for _, e in parts])[back]
         return logps, entropies, None if aux[0] is None else torch.stack(aux).mean()
+
+    def shared_prompt_passes(self, model, input_ids, attention_mask, logits_to_keep,
+                             batch_size=None, compute_entropy=False, compute_aux_loss=False,
+                             **multimodal):
+        """``_get_per_token_logps_and_entropies`` with each distinct prompt computed once
+        (``args.shared_prompt``): the rows taken ``batch_size`` at a time grouped by prompt;
+        in a chunk, every distinct prompt but its last token goes through the model as one row
+        whose keys and values (``DynamicCache``) are copied to the rows of its completions
+        (``Cache.reorder_cache``), then the last prompt token and the completions run on them,
+        scored by TRL's fused head as TRL scores them. The positions are TRL's, all shifted
+        alike by the columns no prompt of the chunk uses (rotary attention does not see it);
+        gradients flow back through the copies into the one pass over the prompt. Equal to
+        TRL's up to rounding (``tests/test_training.py``); a group of G completions costs one
+        prompt instead of G. Text only: ``multimodal`` holds TRL's image inputs, all None."""
+        if compute_aux_loss:
+            raise ValueError("shared_prompt: the MoE auxiliary loss is not supported")
+        n, width = input_ids.shape
+        split = width - logits_to_keep  # the prompt's columns
+        prompt = torch.cat([input_ids[:, :split], attention_mask[:, :split]], dim=1)
+        _, inverse = torch.unique(prompt, dim=0, return_inverse=True)
+        order = torch.argsort(inverse, stable=True)
+        used = attention_mask.bool()
+        first = used.int().argmax(dim=1)
+        end = width - used.flip(1).int().argmax(dim=1)
+        logps, entropies = [], []
+        for chunk in order.split(batch_size or n):
+            lo, hi = int(first[chunk].min()), int(end[chunk].max())
+            ids, mask = input_ids[chunk], attention_mask[chunk]
+            distinct, owner = torch.unique(inverse[chunk], return_inverse=True)
+            one = torch.stack([torch.nonzero(owner == j)[0, 0] for j in range(len(distinct))])
+            cache = DynamicCache(config=model.config)  # stays empty for one-token prompts
+            if lo < split - 1:
+                with self.accelerator.autocast():
+                    model(input_ids=ids[one, lo:split - 1], attention_mask=mask[one, lo:split - 1],
+                          cache=cache, use_cache=True, logits_to_keep=1)
+                cache.reorder_cache(owner)
+            suffix = ids[:, split - 1:hi]
+            labels = suffix.masked_fill(mask[:, split - 1:hi] == 0, -100)
+            with self.accelerator.autocast():
+                out = model(input_ids=suffix, attention_mask=mask[:, lo:hi], cache=cache,
+                            labels=labels, fused_lm_head=True)
+            logps.append(F.pad(out.log_probs, (0, width - hi)))
+            if compute_entropy:
+                entropies.append(F.pad(out.entropy, (0, width - hi)))
+        back = torch.argsort(order)
+        return (torch.cat(logps)[back], torch.cat(entropies)[back] if compute_entropy else None,
+                None)
 
     def _get_train_sampler(self, dataset=None) -> Sampler:
         """TRL's sampler, reshuffled from ``seed + epoch`` at every epoch so that a run resumed
