@@ -236,6 +236,34 @@ def padded_batch(trainer, lengths: list[tuple[int, int]]):
     return ids.masked_fill(mask == 0, trainer.processing_class.pad_token_id), mask, C
 
 
+def same_passes(trainer, method, batch: tuple) -> tuple:
+    """Checks that ``method`` (a pass of ``GRPONTrainer``) gives what TRL's own pass gives on
+    ``batch`` (ids, mask, completion width, batch size): per-token log-probs and entropies on
+    every completion token, zeros on the padding, and the gradient of every trainable
+    parameter of the completion log-probs' sum; returns TRL's (log-probs, entropies, gradient)."""
+    from trl import GRPOTrainer
+
+    ids, mask, keep, batch_size = batch
+    completion = mask[:, -keep:].bool()
+    params = [p for p in trainer.model.parameters() if p.requires_grad]
+
+    def run(pass_):
+        trainer.model.zero_grad()
+        logps, entropies, _ = pass_(trainer, trainer.model, ids, mask, keep, batch_size,
+                                    compute_entropy=True)
+        (logps * completion).sum().backward()
+        return logps, entropies, torch.cat([p.grad.flatten() for p in params])
+
+    ours, theirs = run(method), run(GRPOTrainer._get_per_token_logps_and_entropies)
+    for a, b in zip(ours[:2], theirs[:2]):
+        torch.testing.assert_close(a[completion], b[completion], rtol=1e-5, atol=1e-5)
+        assert a[~completion].count_nonzero() == 0
+    scale = theirs[2].abs().max().item()
+    assert scale > 0
+    torch.testing.assert_close(ours[2], theirs[2], rtol=1e-4, atol=1e-5 * scale)
+    return theirs
+
+
 LENGTHS = [(5, 2), (9, 3), (6, 11), (9, 1), (7, 2), (8, 12), (9, 2), (5, 4)]
 
 
@@ -245,26 +273,11 @@ def test_the_passes_without_padding_are_trls_up_to_rounding(tiny, tmp_path, batc
     (chunks cut to their own columns, in order of length) equal TRL's on every completion
     token, in the batch's order, with zeros on the padding; a pass that cut one column too many
     (the planted bug) is caught."""
-    from trl import GRPOTrainer
-
     trainer, _ = generation(config(tiny), tmp_path)
     ids, mask, keep = padded_batch(trainer, LENGTHS)
     completion = mask[:, -keep:].bool()
-
-    def run(method):
-        trainer.model.zero_grad()
-        logps, entropies, _ = method(trainer, trainer.model, ids, mask, keep, batch_size,
-                                     compute_entropy=True)
-        (logps * completion).sum().backward()
-        return logps, entropies, torch.cat([p.grad.flatten() for p in trainer.model.parameters()])
-
-    ours, theirs = run(type(trainer)._get_per_token_logps_and_entropies), \
-        run(GRPOTrainer._get_per_token_logps_and_entropies)
-    for a, b in zip(ours[:2], theirs[:2]):
-        torch.testing.assert_close(a[completion], b[completion], rtol=1e-5, atol=1e-5)
-        assert a[~completion].count_nonzero() == 0
-    scale = theirs[2].abs().max().item()
-    torch.testing.assert_close(ours[2], theirs[2], rtol=1e-4, atol=1e-5 * scale)
+    theirs = same_passes(trainer, type(trainer)._get_per_token_logps_and_entropies,
+                         (ids, mask, keep, batch_size))
 
     def cuts_too_much(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
                       **kwargs):  # the planted bug: the last used column left out
@@ -301,28 +314,11 @@ def test_the_shared_prompt_passes_are_trls_up_to_rounding(tiny, tmp_path, monkey
     split groups, and through LoRA; a pass that copies each row another prompt's cache (the
     planted bug) is caught."""
     from transformers import DynamicCache
-    from trl import GRPOTrainer
 
     trainer, _ = generation(config(tiny, shared_prompt=True, lora_rank=lora_rank), tmp_path)
     ids, mask, keep = grouped_batch(trainer, [9, 5, 7], [[2, 11, 1], [4, 4, 12], [3, 1, 6]])
     completion = mask[:, -keep:].bool()
-    params = [p for p in trainer.model.parameters() if p.requires_grad]
-
-    def run(method):
-        trainer.model.zero_grad()
-        logps, entropies, _ = method(trainer, trainer.model, ids, mask, keep, batch_size,
-                                     compute_entropy=True)
-        (logps * completion).sum().backward()
-        return logps, entropies, torch.cat([p.grad.flatten() for p in params])
-
-    ours, theirs = run(type(trainer).shared_prompt_passes), \
-        run(GRPOTrainer._get_per_token_logps_and_entropies)
-    for a, b in zip(ours[:2], theirs[:2]):
-        torch.testing.assert_close(a[completion], b[completion], rtol=1e-5, atol=1e-5)
-        assert a[~completion].count_nonzero() == 0
-    scale = theirs[2].abs().max().item()
-    assert scale > 0
-    torch.testing.assert_close(ours[2], theirs[2], rtol=1e-4, atol=1e-5 * scale)
+    theirs = same_passes(trainer, type(trainer).shared_prompt_passes, (ids, mask, keep, batch_size))
     assert trainer.args.shared_prompt  # the trainer's own passes take this path
 
     reorder = DynamicCache.reorder_cache
