@@ -362,6 +362,27 @@ def test_sequence_ratio_matches_its_definition(tiny, tmp_path):
         assert abs(B * loss.item() - w[i].item()) < 1e-5 * w[i].item(), i
 
 
+@pytest.mark.parametrize("probe_paper,settings", [(False, ["full"]), (True, ["paper", "full"])])
+def test_a_sampled_probe_samples_under_the_settings_asked(tiny, tmp_path, probe_paper, settings):
+    """A model other than the tiny sums base is probed by sampling (``SampledProbe``): ``n``
+    samples of each probed problem under the full distribution alone, or under the paper's
+    evaluation setting too (``probe_paper``), every count of right answers within ``n``."""
+    from types import SimpleNamespace
+
+    from rlvr_dynamics.rl.probe import SampledProbe
+    from rlvr_dynamics.rl.runs import build_trainer
+
+    cfg = config(tiny, probe_every=1, probe_problems=2, probe_samples=3, probe_paper=probe_paper)
+    trainer = build_trainer(cfg, tmp_path / "run", "smoke")
+    probe, = [c for c in trainer.callback_handler.callbacks if isinstance(c, SampledProbe)]
+    state = SimpleNamespace(global_step=0, log_history=[])
+    probe.evaluate(state)
+    record = state.log_history[-1]["sampled_probe"]
+    assert list(record) == settings
+    for r in record.values():
+        assert r["n"] == 3 and len(r["ids"]) == 2 and all(0 <= c <= 3 for c in r["correct"])
+
+
 def test_unknown_algorithm_lists_the_valid_ones(tiny):
     with pytest.raises(ValueError, match=r"unknown algorithm 'ppo'; valid: \['grpo', 'grpo_n', "
                                          r"'gspo', 'gspo_n', 'nsr', 'w_reinforce'\]"):

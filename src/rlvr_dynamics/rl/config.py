@@ -112,7 +112,7 @@ class TrainConfig:
     evaluation setting too; ``stop_after_crossover``: end the run this many generation steps
     after the first probe at which the stepwise path outweighs the direct one (None: run every
     step); of any other model from ``probe_samples`` samples of each of ``probe_problems``
-    test problems.
+    test problems, under the same settings.
 
     ``without_stepwise``: every update computed from the groups that hold no stepwise sample
     alone (the others left out: ``trainer.GRPONTrainer.left_out``), the test where the toy's

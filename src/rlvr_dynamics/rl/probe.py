@@ -184,12 +184,13 @@ def spread(problems: list[Problem], count: int) -> list[Problem]:
 class SampledProbe(Periodic):
     """Every ``every`` optimizer updates, before the first and after the last: ``n`` samples
     of each of ``problems`` held-out problems (``spread`` over the test split) under each of
-    ``SETTINGS``, and how many are right."""
+    ``settings`` (names of ``SETTINGS``), and how many are right."""
 
     def __init__(self, trainer, task: Task, problems: int, n: int, every: int,
-                 max_tokens: int, batch_size: int) -> None:
+                 max_tokens: int, batch_size: int,
+                 settings: tuple[str, ...] = tuple(SETTINGS)) -> None:
         self.trainer, self.task, self.n, self.every = trainer, task, n, every
-        self.max_tokens, self.batch_size = max_tokens, batch_size
+        self.max_tokens, self.batch_size, self.settings = max_tokens, batch_size, settings
         self.problems = spread(task.problems("test"), problems)
 
     def evaluate(self, state) -> None:
@@ -200,7 +201,8 @@ class SampledProbe(Periodic):
                                          self.trainer.accelerator) as model:
             backend = TransformersBackend(model, tokenizer, batch_size=self.batch_size,
                                           progress=False)
-            for name, (temperature, top_p) in SETTINGS.items():
+            for name in self.settings:
+                temperature, top_p = SETTINGS[name]
                 params = SamplingParams(n=self.n, temperature=temperature, top_p=top_p,
                                         max_tokens=self.max_tokens, seed=0)
                 rows = backend.generate(texts, params)

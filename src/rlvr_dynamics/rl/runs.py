@@ -235,6 +235,7 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
                                           max_new_tokens=cfg.max_completion_length,
                                           batch_size=cfg.eval_batch))
     every = cfg.probe_every * cfg.updates_per_step
+    settings = tuple(SETTINGS) if cfg.probe_paper else ("full",)
     if cfg.probe_every and isinstance(cfg.model, PretrainConfig) and cfg.task is None:
         updates = cfg.updates_per_step
         problems = probed(task, author, cfg.probe_problems, cfg.probe_hard)
@@ -243,14 +244,13 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
             trainer, task, problems,
             every=every, max_tokens=cfg.max_completion_length,
             early_every=cfg.probe_early_every * updates,
-            early_until=cfg.probe_early_until * updates,
-            settings=tuple(SETTINGS) if cfg.probe_paper else ("full",)))
+            early_until=cfg.probe_early_until * updates, settings=settings))
         if cfg.stop_after_crossover is not None:
             trainer.add_callback(StopAfterCrossover(cfg.stop_after_crossover * updates))
     elif cfg.probe_every:
         trainer.add_callback(SampledProbe(trainer, task, cfg.probe_problems, cfg.probe_samples,
                                           every=every, max_tokens=cfg.max_completion_length,
-                                          batch_size=cfg.eval_batch))
+                                          batch_size=cfg.eval_batch, settings=settings))
     return trainer
 
 
