@@ -288,6 +288,12 @@ def test_the_variants_of_an_arms_runs_carry_their_knobs():
     assert all(c.readout_only and c.first_character_only for c in r2.values())
     assert all(c.first_character_only and not c.readout_only for c in r3.values())
     assert not any(c.first_character_only for c in built.values())
+    # no run of the chapter evaluates the held-out set (it reads the probes alone); the
+    # training chapter, which reads it, refuses to go without
+    assert {c.eval_every for v in (built, without, r2, r3, r5) for c in v.values()} == {0}
+    from rlvr_dynamics.chapters import training
+    with pytest.raises(Exception, match="eval_every=0 must be >= 1"):
+        training.Params.parse({"eval_every": 0})
 
 
 def test_each_rung_is_registered_from_the_base_its_runs_start_from(monkeypatch):

@@ -114,11 +114,20 @@ def test_knobs_need_the_tiny_sums_base():
 
 
 def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(results):
+    """A probed run (without the held-out evaluation, as the regimes chapter runs) records
+    the probes and the first-character masses, and trains exactly as an unprobed run with the
+    held-out evaluation: neither reads the run's random state."""
+    from rlvr_dynamics.rl.dynamics import HELDOUT_KEYS, HELDOUT_PREFIXES
     from rlvr_dynamics.rl.runs import load_dynamics, train
 
     plain = load_dynamics(train(run_config(path_prior=0.2, hard_share=0.5), "test"))
     probed = load_dynamics(train(run_config(path_prior=0.2, hard_share=0.5, probe_every=1,
-                                            probe_problems=3), "test"))
+                                            probe_problems=3, eval_every=0), "test"))
+    assert [r["step"] for r in plain if "greedy_accuracy" in r] == [0, 1, 2]
+    assert not any(k in HELDOUT_KEYS or k.startswith(HELDOUT_PREFIXES) for r in probed for k in r)
+    plain = [{k: v for k, v in r.items() if k not in HELDOUT_KEYS
+              and not k.startswith(HELDOUT_PREFIXES)} for r in plain]
+    plain = [r for r in plain if set(r) - {"update", "step"}]  # rows of the held-out alone
     assert [r["step"] for r in probed if "probe" in r] == [0, 1, 2]
     # the first-character masses after every update (2 a step), the problems the probe reads
     first = [r for r in probed if "first" in r]

@@ -236,15 +236,18 @@ def padded_batch(trainer, lengths: list[tuple[int, int]]):
     return ids.masked_fill(mask == 0, trainer.processing_class.pad_token_id), mask, C
 
 
-def same_passes(trainer, method, batch: tuple) -> tuple:
+def same_passes(trainer, method, batch: tuple, first_only: bool = False) -> tuple:
     """Checks that ``method`` (a pass of ``GRPONTrainer``) gives what TRL's own pass gives on
     ``batch`` (ids, mask, completion width, batch size): per-token log-probs and entropies on
-    every completion token, zeros on the padding, and the gradient of every trainable
-    parameter of the completion log-probs' sum; returns TRL's (log-probs, entropies, gradient)."""
+    every completion token (the first alone if ``first_only``), zeros elsewhere, and the
+    gradient of every trainable parameter of those log-probs' sum; returns TRL's (log-probs,
+    entropies, gradient)."""
     from trl import GRPOTrainer
 
     ids, mask, keep, batch_size = batch
     completion = mask[:, -keep:].bool()
+    if first_only:
+        completion[:, 1:] = False
     params = [p for p in trainer.model.parameters() if p.requires_grad]
 
     def run(pass_):
@@ -289,6 +292,35 @@ def test_the_passes_without_padding_are_trls_up_to_rounding(tiny, tmp_path, batc
     with torch.no_grad():
         bad = cuts_too_much(trainer, trainer.model, ids, mask, keep, batch_size)[0]
     assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-5)
+
+
+@pytest.mark.parametrize("batch_size,shared_prompt", [(None, False), (3, False), (3, True)])
+def test_the_first_token_passes_are_trls_first_column(tiny, tmp_path, monkeypatch, batch_size,
+                                                     shared_prompt):
+    """Under ``first_only`` the passes, cut after the first completion token, give TRL's
+    log-prob, entropy and gradient at that token (zeros after it), whichever pass they go
+    through; a cut that leaves out the first completion token's own column (the planted bug:
+    the last prompt token scored instead) is caught."""
+    trainer, _ = generation(config(tiny, shared_prompt=shared_prompt), tmp_path)
+    monkeypatch.setattr(trainer.args, "first_only", True)
+    ids, mask, keep = padded_batch(trainer, LENGTHS)
+    if shared_prompt:
+        ids, mask, keep = grouped_batch(trainer, [9, 5, 7], [[2, 11, 1], [4, 4, 12], [3, 1, 6]])
+    first = mask[:, -keep:].bool() & (torch.arange(keep) == 0)
+    theirs = same_passes(trainer, type(trainer)._get_per_token_logps_and_entropies,
+                         (ids, mask, keep, batch_size), first_only=True)
+
+    def cuts_too_much(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                      **kwargs):  # the planted bug: cut one column early
+        logps, entropies, aux = self._get_per_token_logps_and_entropies(
+            model, input_ids[:, :-logits_to_keep], attention_mask[:, :-logits_to_keep], 1,
+            batch_size, **kwargs)
+        return torch.nn.functional.pad(logps, (0, logits_to_keep - 1)), entropies, aux
+
+    monkeypatch.setattr(trainer.args, "first_only", False)
+    with torch.no_grad():
+        bad = cuts_too_much(trainer, trainer.model, ids, mask, keep, batch_size)[0]
+    assert not torch.allclose(bad[first], theirs[0][first].detach(), atol=1e-3)
 
 
 def grouped_batch(trainer, prompts: list[int], completions: list[list[int]]):

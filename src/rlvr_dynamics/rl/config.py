@@ -41,7 +41,9 @@ class Settings(BaseModel):
     here once, with their ranges and, as defaults, the ``cpu`` profile's values. The chapters
     that train embed them (``chapters.training.Params`` inherits this model), and every
     ``TrainConfig`` carries them; the paper's values are the ``paper`` profile's
-    (``configs/paper.yaml``, Appendix C.2)."""
+    (``configs/paper.yaml``, Appendix C.2). ``eval_every``: generation steps between the
+    held-out greedy evaluations of Figure 2 (``dynamics.DynamicsCallback``; 0: none, for runs
+    whose chapter reads none of it)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_default=True)
 
@@ -60,7 +62,7 @@ class Settings(BaseModel):
     max_completion_length: Int(1) = 48
     context: Int(2) = 128
     loss_type: Literal[LOSS_TYPES] = "dapo"
-    eval_every: Int(1) = 4
+    eval_every: Int(0) = 4
     eval_problems: Int(1) = 200
     eval_batch: Int(1) = 200
     checkpoint_every: Int(1) = 20

@@ -204,10 +204,10 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
 
 
 def build_trainer(cfg: TrainConfig, out: Path, profile: str):
-    """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the dynamics callback, the
-    task's trace statistics (``data.trace_functions``, weight 0) and, when ``cfg.probe_every``,
-    the boundary probe (``probe``: exact for the tiny sums base, with the first-character masses
-    after every update beside it; sampled for other models).
+    """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the held-out evaluation (where
+    ``cfg.eval_every``), the task's trace statistics (``data.trace_functions``, weight 0)
+    and, when ``cfg.probe_every``, the boundary probe (``probe``: exact for the tiny sums base,
+    with the first-character masses after every update beside it; sampled for other models).
 
     Everything that can be checked without a model (the configuration, the batch sizes on this
     launch's devices, TRL's own argument checks) is checked before the model loads.
@@ -230,10 +230,11 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
                            processing_class=tokenizer, peft_config=lora_config(cfg))
     trainer.remove_callback(ProgressCallback)
     trainer.add_callback(QuietProgress)
-    trainer.add_callback(DynamicsCallback(trainer, task, heldout,
-                                          every=cfg.eval_every * cfg.updates_per_step,
-                                          max_new_tokens=cfg.max_completion_length,
-                                          batch_size=cfg.eval_batch))
+    if cfg.eval_every:
+        trainer.add_callback(DynamicsCallback(trainer, task, heldout,
+                                              every=cfg.eval_every * cfg.updates_per_step,
+                                              max_new_tokens=cfg.max_completion_length,
+                                              batch_size=cfg.eval_batch))
     every = cfg.probe_every * cfg.updates_per_step
     settings = tuple(SETTINGS) if cfg.probe_paper else ("full",)
     if cfg.probe_every and isinstance(cfg.model, PretrainConfig) and cfg.task is None:

@@ -5,7 +5,9 @@ shuffling seed per epoch, which makes resumed runs exact, and, where TRL would c
 ``model.generate`` (no vLLM, text only, no top-k, min-p or repetition penalty), the rollouts
 drawn by the project's sampler (``sampling.TransformersBackend``: about half of
 ``generate``'s time for SmolLM2, ``bench/bench_smollm2_step.py``) from a seed of the run's seed
-and the update, so a resumed run draws what an uninterrupted one would."""
+and the update, so a resumed run draws what an uninterrupted one would. Two options make its
+passes cheaper without changing what they compute: ``shared_prompt`` (each distinct prompt
+scored once) and, under ``first_only``, the passes cut after the first completion token."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -47,7 +49,8 @@ class GRPONConfig(GRPOConfig):
         default=False,
         metadata={"help": "train on the first completion token alone: every later token "
                           "masked out of the loss and its normaliser (the ladder's rungs that "
-                          "train the path choice only)."})
+                          "train the path choice only), and the passes over prompt and "
+                          "completion cut after that token (nothing later is read)."})
 
     shared_prompt: bool = field(
         default=False,
@@ -74,7 +77,8 @@ class GRPONTrainer(GRPOTrainer):
     is negative (the samples that -N trains on); and, with ``args.without``, leaves out of the
     update every group that holds a sample marked by one of those reward functions
     (``left_out``), logging ``frac_left_out``; with ``args.first_only``, trains on the first
-    completion token alone.
+    completion token alone (``first_token_passes``); with ``args.shared_prompt``, scores each
+    distinct prompt once (``shared_prompt_passes``).
     """
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -164,6 +168,9 @@ class GRPONTrainer(GRPOTrainer):
         if any(isinstance(v, (torch.Tensor, list)) for v in kwargs.values()):
             return super()._get_per_token_logps_and_entropies(
                 model, input_ids, attention_mask, logits_to_keep, batch_size, **kwargs)
+        if self.args.first_only and logits_to_keep > 1:
+            return self.first_token_passes(model, input_ids, attention_mask, logits_to_keep,
+                                           batch_size, **kwargs)
         if self.args.shared_prompt:
             return self.shared_prompt_passes(model, input_ids, attention_mask, logits_to_keep,
                                              batch_size, **kwargs)
@@ -186,6 +193,20 @@ class GRPONTrainer(GRPOTrainer):
         logps = torch.cat([p for p, _ in parts])[back]
         entropies = None if parts[0][1] is None else torch.cat([e for _, e in parts])[back]
         return logps, entropies, None if aux[0] is None else torch.stack(aux).mean()
+
+    def first_token_passes(self, model, input_ids, attention_mask, logits_to_keep,
+                           batch_size=None, **kwargs):
+        """``_get_per_token_logps_and_entropies`` under ``args.first_only``, where the loss, its
+        KL and entropy terms read the first completion token alone: the sequences cut after it
+        (a causal model's first-token log-prob sees only the prompt), zeros in every later
+        column (masked by every use). TRL's first column up to rounding
+        (``tests/test_training.py``); the passes cost a prompt and one token instead of the
+        whole completion."""
+        cut = input_ids.shape[1] - logits_to_keep + 1
+        logps, entropies, aux = self._get_per_token_logps_and_entropies(
+            model, input_ids[:, :cut], attention_mask[:, :cut], 1, batch_size, **kwargs)
+        pad = (0, logits_to_keep - 1)
+        return F.pad(logps, pad), None if entropies is None else F.pad(entropies, pad), aux
 
     def shared_prompt_passes(self, model, input_ids, attention_mask, logits_to_keep,
                              batch_size=None, compute_entropy=False, compute_aux_loss=False,

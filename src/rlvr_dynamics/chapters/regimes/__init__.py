@@ -112,8 +112,8 @@ class Regime(BaseModel):
 class Params(NeedsParams):
     """The ``regimes`` (name -> habits and mix) and the ``controls`` of the paper's scenario
     (arm -> its control: the same regime without the guess), trained with ``algorithms`` x
-    ``seeds`` for at most ``steps`` generation steps with the training chapter's other settings,
-    each run ending ``stop_after_crossover`` steps after its crossover (None: never early); the
+    ``seeds`` for at most ``steps`` generation steps with the training chapter's other settings
+    but its held-out evaluation (this chapter reads the probes alone: ``eval_every`` 0), each run ending ``stop_after_crossover`` steps after its crossover (None: never early); the
     boundary probed every ``probe_every`` steps (every ``probe_early_every`` up to step
     ``probe_early_until``) on ``probe_problems`` problems of the test split and ``probe_hard`` more
     test problems beyond the direct path, under the full distribution (and the paper's
@@ -200,7 +200,8 @@ class Params(NeedsParams):
                 for s in self.seeds:
                     try:
                         out[name, a, s] = T.run_config(a, s).replace(
-                            model=r.base(T), steps=self.steps, path_prior=r.prior,
+                            model=r.base(T), steps=self.steps, eval_every=0,
+                            path_prior=r.prior,
                             path_guess=r.guess, num_generations=r.G or T.num_generations,
                             hard_share=r.hard_share, probe_every=self.probe_every,
                             probe_problems=self.probe_problems, probe_hard=self.probe_hard,

@@ -55,6 +55,8 @@ class Params(NeedsParams, Settings):
                                              f"{list(registry.TASKS)}")
         for lam in self.lambdas:
             require(lam < 1, f"lambdas has {lam}: must be < 1 (lambda = 1 is GRPO itself)")
+        require(self.eval_every >= 1, f"eval_every={self.eval_every} must be >= 1: this "
+                                      "chapter reads the held-out curves of Figure 2")
         require(self.model != registry.BASE_MODEL or self.task == "sums",
                 f"model={registry.BASE_MODEL!r} is the base model of the sums task; "
                 f"task={self.task!r} needs a model trained for it")
