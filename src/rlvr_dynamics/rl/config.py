@@ -106,15 +106,15 @@ class TrainConfig:
     refitted to this value before RL (``path_prior.refit``), with ``path_guess`` its P(guess)
     (None: no guess habit; needs ``path_prior``); ``hard_share``, the share of
     training problems beyond the direct path (``data.mix``; None: the train split as drawn).
-    ``probe_every``: generation steps between measurements of the boundary (``probe``; 0:
-    none): of the tiny sums base from the policy's probabilities on ``probe_problems`` problems
-    of the sums test split (``probe.SPLITS``) and ``probe_hard`` more of its problems beyond the direct path
-    (``probe.probed``), every ``probe_early_every`` steps up to step ``probe_early_until``
+    ``probe_every``: generation steps between measurements of the boundary (``probe``; 0: none): of
+    the tiny sums base from the policy's probabilities on ``probe_problems`` problems of the
+    sums test split (``probe.SPLITS``) and ``probe_hard`` more of its problems beyond the direct
+    path (``probe.probed``), every ``probe_early_every`` steps up to step ``probe_early_until``
     (0: no denser start), under the full distribution and, if ``probe_paper``, the paper's
     evaluation setting too; ``stop_after_crossover``: end the run this many generation steps
     after the first probe at which the stepwise path outweighs the direct one (None: run every
-    step); of any other model from ``probe_samples`` samples of each of ``probe_problems``
-    test problems, under the same settings.
+    step); of any other model from ``probe_samples`` samples of each of ``probe_problems`` test
+    problems, under the same settings.
 
     ``without_stepwise``: every update computed from the groups that hold no stepwise sample
     alone (the others left out: ``trainer.GRPONTrainer.left_out``), the test where the toy's

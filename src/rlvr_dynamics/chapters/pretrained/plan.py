@@ -11,8 +11,8 @@ algorithm then train and are evaluated on every test problem, and the protocol's
 the problems', the rest), never its mean, and takes the fewest seeds, then problems, whose
 predicted half-width is within every margin it can reach (``power.needed``), the largest design
 where some margin cannot be reached. The design it chose is stored beside the protocol
-(``sized``, once per pilot). Sizing on variances alone leaves the contrasts' error rates close to those of a
-design fixed in advance (Wittes and Brittain, 1990, an internal pilot).
+(``sized``, once per pilot). Sizing on variances alone leaves the contrasts' error rates close
+to those of a design fixed in advance (Wittes and Brittain, 1990, an internal pilot).
 
 The headline contrasts (``CONTRASTS``), on each training level under the chapter's first
 setting: each algorithm's Pass@1 gain over the base (``PASS1_MARGIN``), each algorithm's and

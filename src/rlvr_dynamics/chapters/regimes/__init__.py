@@ -110,21 +110,22 @@ class Regime(BaseModel):
 
 
 class Params(NeedsParams):
-    """The ``regimes`` (name -> habits and mix) and the ``controls`` of the paper's scenario
-    (arm -> its control: the same regime without the guess), trained with ``algorithms`` x
-    ``seeds`` for at most ``steps`` generation steps with the training chapter's other settings
-    but its held-out evaluation (this chapter reads the probes alone: ``eval_every`` 0), each run ending ``stop_after_crossover`` steps after its crossover (None: never early); the
-    boundary probed every ``probe_every`` steps (every ``probe_early_every`` up to step
-    ``probe_early_until``) on ``probe_problems`` problems of the test split and ``probe_hard`` more
-    test problems beyond the direct path, under the full distribution (and the paper's
-    evaluation setting if ``probe_paper``); Pass@k shown at k = ``k`` and ``ks`` (the claims read
-    it where each base sits mid-curve); the toy's prediction from ``toy_seeds`` runs of
-    ``toy_steps`` steps; each arm's GRPO runs again for ``without_stepwise_steps`` steps on
-    the groups that hold no stepwise sample alone (``ladder``; 0: not); the model's rungs of
-    the ladder other than the full model as built that run on each arm (``ladder``: R2, R3,
-    R5 of ``ladder.MODEL_RUNGS``), a rung on a base of its own refitted to the P(stepwise) of
-    ``rung_priors`` (rung -> arm -> prior; absent: the arm's) so that it starts where the arm
-    does as measured (the dial's table); ``workers`` runs side by side."""
+    """The ``regimes`` (name -> habits and mix) and the ``controls`` of the paper's scenario (arm ->
+    its control: the same regime without the guess), trained with ``algorithms`` x ``seeds`` for
+    at most ``steps`` generation steps with the training chapter's other settings but its
+    held-out evaluation (this chapter reads the probes alone: ``eval_every`` 0), each run ending
+    ``stop_after_crossover`` steps after its crossover (None: never early); the boundary probed
+    every ``probe_every`` steps (every ``probe_early_every`` up to step ``probe_early_until``)
+    on ``probe_problems`` problems of the test split and ``probe_hard`` more test problems
+    beyond the direct path, under the full distribution (and the paper's evaluation setting if
+    ``probe_paper``); Pass@k shown at k = ``k`` and ``ks`` (the claims read it where each base
+    sits mid-curve); the toy's prediction from ``toy_seeds`` runs of ``toy_steps`` steps; each
+    arm's GRPO runs again for ``without_stepwise_steps`` steps on the groups that hold no
+    stepwise sample alone (``ladder``; 0: not); the model's rungs of the ladder other than the
+    full model as built that run on each arm (``ladder``: R2, R3, R5 of ``ladder.MODEL_RUNGS``),
+    a rung on a base of its own refitted to the P(stepwise) of ``rung_priors`` (rung -> arm ->
+    prior; absent: the arm's) so that it starts where the arm does as measured (the dial's
+    table); ``workers`` runs side by side."""
 
     needs = ("training", "toy_dynamics")
 
@@ -326,8 +327,9 @@ def ladder_all(P: Params, dynamics: dict[tuple[str, str, int], list[dict]],
 def dial(P: Params, problems: int = 100) -> pd.DataFrame:
     """Every regime's base measured exactly on the first ``problems`` test problems
     (``path_prior.dial_check``): the pretrained base, or that base refitted to the regime's
-    prior (made where missing, ``P.workers`` refits at a time); and where the ladder runs a rung on a base of its own
-    (``ladder.rung_base``: R5), each arm's base of that rung, refitted to the arm's habits."""
+    prior (made where missing, ``P.workers`` refits at a time); and where the ladder runs a rung
+    on a base of its own (``ladder.rung_base``: R5), each arm's base of that rung, refitted to
+    the arm's habits."""
     T = needed(P, "training")
     cfg = T.base()
     made = {name: (r.base(T), None if r.prior is None else Refit(r.prior, r.guess or 0.0))
