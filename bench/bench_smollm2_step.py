@@ -26,11 +26,15 @@ besides loading SmolLM2; checks that the bench runs, its ratio means nothing).
 ``--shared-prompt``: each distinct prompt scored once in the passes (``rl.trainer``); either
 way, the loss's pass over the step's last batch is then timed both ways and their ratio
 printed.
+``--bf16``: the model in bfloat16 and the step under bf16 autocast, as the paper trains (this
+CPU multiplies bfloat16 matrices in hardware); the loss's pass over the step's last batch is
+then also timed with the model cast to float32, and their ratio printed.
 ``--prompt`` sets the chat around each question (``tasks.arithmetic.PROMPTS``; the chapter
 chooses it by measurement first): a prompt that gets one-line answers shortens every phase.
 
     .venv/bin/python bench/bench_smollm2_step.py [--steps 1] [--threads 1] [--prompt example]
-                                                 [--beta 0] [--shared-prompt] [--smoke]
+                                                 [--beta 0] [--shared-prompt] [--bf16]
+                                                 [--smoke]
 """
 import argparse
 import os
@@ -102,6 +106,20 @@ def passes_both_ways(trainer, repeats: int = 2) -> tuple[float, float]:
     return best[True], best[False]
 
 
+def loss_pass(trainer, repeats: int = 2) -> float:
+    """Seconds of one pass of the loss over the step's last batch, forward and backward, as the
+    trainer runs it (its passes under the accelerator's autocast): the best of ``repeats``."""
+    args, kwargs = BATCH["args"], BATCH["kwargs"]
+    best = float("inf")
+    for _ in range(repeats):
+        args[0].zero_grad()
+        start = time.perf_counter()
+        logps, _, _ = type(trainer)._get_per_token_logps_and_entropies(trainer, *args, **kwargs)
+        logps.float().sum().backward()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1, help="generation steps to time")
@@ -112,6 +130,8 @@ def main() -> None:
                          "model's pass)")
     ap.add_argument("--shared-prompt", action="store_true",
                     help="each distinct prompt scored once in the step's passes")
+    ap.add_argument("--bf16", action="store_true",
+                    help="the model in bfloat16, the step under bf16 autocast")
     ap.add_argument("--smoke", action="store_true", help="smallest sizes (seconds)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -122,12 +142,13 @@ def main() -> None:
                                                 probe_every=0, **(SMOKE if args.smoke else {}),
                                                 **({} if args.beta is None else
                                                    {"beta": args.beta}),
-                                                shared_prompt=args.shared_prompt)
+                                                shared_prompt=args.shared_prompt,
+                                                bf16=args.bf16)
     print(f"SmolLM2 step: {cfg.generation_batch} completions ({cfg.generation_batch // cfg.num_generations}"
           f" prompts x G = {cfg.num_generations}), {cfg.updates_per_step} updates of "
           f"{cfg.update_batch}, max {cfg.max_completion_length} tokens, LoRA r={cfg.lora_rank}, "
           f"beta={cfg.beta}, prompt {args.prompt}, shared prompt {cfg.shared_prompt}, "
-          f"gradient checkpointing {cfg.gradient_checkpointing}, "
+          f"gradient checkpointing {cfg.gradient_checkpointing}, bf16 {cfg.bf16}, "
           f"{args.threads} thread(s), load average {os.getloadavg()[0]:.1f}")
     with tempfile.TemporaryDirectory() as tmp:
         with timed("loading"):
@@ -159,6 +180,14 @@ def main() -> None:
               f"{mask[:, -keep:].sum().item() / len(ids):.1f} a row of {keep} columns), forward "
               f"and backward: {shared:.2f} s with each prompt once, {every:.2f} s with every "
               f"row's: ratio {shared / every:.2f}")
+
+        if cfg.bf16:
+            low = loss_pass(trainer)
+            trainer.model.float()
+            trainer.accelerator.native_amp = False  # its autocast off: float32 throughout
+            high = loss_pass(trainer)
+            print(f"the loss's pass over the last batch, forward and backward: {low:.2f} s in "
+                  f"bfloat16, {high:.2f} s in float32: ratio {low / high:.2f}")
 
         prompts = trainer.train_dataset.select(range(cfg.generation_batch // cfg.num_generations))
         ids, _, _ = trainer._tokenize_prompts([p for p in prompts["prompt"]
