@@ -330,6 +330,39 @@ def test_each_rung_is_registered_from_the_base_its_runs_start_from(monkeypatch):
         P.variant("R7")
 
 
+def test_every_run_of_every_way_trains_in_one_pool_longest_first(monkeypatch):
+    """``train_every``: one call of ``obtain_all`` with the runs of every way (as built, without
+    stepwise groups, each rung of the ladder), each recording its way's registration, made
+    before the pool starts; the longest first: the most steps, then the whole loss before the
+    first character's, then GRPO before GRPO-N."""
+    from rlvr_dynamics.chapters import regimes as chapter
+
+    calls, made = [], []
+
+    def register(cfg, share, D, steps, seeds, profile, labels):
+        made.append(registry.spec_text(cfg.policy))
+        return {"policy": registry.spec_text(cfg.policy)}
+
+    monkeypatch.setattr(chapter, "register", register)
+    monkeypatch.setattr(chapter, "train_share", lambda *a: 0.1)
+    monkeypatch.setattr(chapter, "obtain_all",
+                        lambda runs, *a, **k: calls.append((list(runs), len(made))))
+    P = chapter.Params.parse({"seeds": [0, 1], "ladder": ["R3", "R5"],
+                              "without_stepwise_steps": 3})
+    chapter.train_every(P)
+    assert len(calls) == 1
+    runs, registered = calls[0]
+    assert registered == len(made)  # every registration made before the pool
+    ways = {how: P.variant(how, {name: chapter.content_hash(record) for name, record in
+                                 chapter.register_all(P, how).items()})
+            for how in ("as built", "without stepwise", "R3", "R5")}
+    assert sorted(map(repr, runs)) == sorted(repr(c) for v in ways.values() for c in v.values())
+    key = [(-c.steps, c.first_character_only, c.algorithm != "grpo") for c in runs]
+    assert key == sorted(key) and key != key[::-1]
+    assert runs[0].steps == P.steps and not runs[0].first_character_only
+    assert runs[0].algorithm == "grpo" and runs[-1].without_stepwise
+
+
 def test_the_slopes_figure_draws_every_run_beside_both_mechanisms():
     import matplotlib
     matplotlib.use("Agg")

@@ -268,6 +268,26 @@ def register_all(P: Params, how: str = AS_BUILT) -> dict[str, dict[str, Any]]:
     return out
 
 
+def train_every(P: Params) -> None:
+    """The runs of every way the chapter trains (``AS_BUILT``, ``WITHOUT``, the rungs of
+    ``P.ladder``) trained where missing in one pool of ``P.workers``, each regime's prediction
+    of each way registered first (``register_all``). The longest go first (``longest_first``),
+    so that no worker waits at the end of one way's runs for the other's last one."""
+    runs = []
+    for how in (AS_BUILT, WITHOUT, *P.ladder):
+        hashes = {name: content_hash(record) for name, record in register_all(P, how).items()}
+        runs += P.variant(how, hashes).values()
+    obtain_all(longest_first(runs), P.profile, inline=needed(P, "training").train_inline,
+               workers=P.workers)
+
+
+def longest_first(runs: list[TrainConfig]) -> list[TrainConfig]:
+    """``runs`` by their expected cost, the longest first: more steps; then the whole loss
+    before the first character's (``first_character_only``: passes over the prompt and one
+    token); then GRPO before the others, which cross sooner and stop sooner after it."""
+    return sorted(runs, key=lambda c: (-c.steps, c.first_character_only, c.algorithm != "grpo"))
+
+
 def train_all(P: Params, how: str = AS_BUILT
               ) -> tuple[dict[tuple[str, str, int], list[dict]], dict[str, list]]:
     """Every run of ``P`` trained ``how`` (``Params.variant``; trained where missing,
