@@ -197,8 +197,9 @@ def cadence(cfg) -> dict[str, float]:
     Trainer checkpoints every ``save_steps``), over the run's steps."""
     u = cfg.updates_per_step
     updates = cfg.steps * u
-    due = {"held-out evaluation": Every(cfg.eval_every * u).due,
-           "checkpoints": lambda step, _: step and step % (cfg.checkpoint_every * u) == 0}
+    due = {"checkpoints": lambda step, _: step and step % (cfg.checkpoint_every * u) == 0}
+    if cfg.eval_every:  # the regimes chapter's runs have none
+        due["held-out evaluation"] = Every(cfg.eval_every * u).due
     if cfg.probe_every:
         due["probes"] = BoundaryProbe(None, None, {}, every=cfg.probe_every * u, max_tokens=0,
                                       early_every=cfg.probe_early_every * u,
