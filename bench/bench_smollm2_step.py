@@ -92,17 +92,11 @@ def passes_both_ways(trainer, repeats: int = 2) -> tuple[float, float]:
     each distinct prompt computed once (``GRPONTrainer.shared_prompt_passes``) and with every
     row's prompt computed (``GRPONTrainer``'s passes without it): the best of ``repeats``, the
     two taken in turns so that both see the same load."""
-    args, kwargs = BATCH["args"], BATCH["kwargs"]  # the last pass: the loss's, its model first
     best = {}
     for _ in range(repeats):
         for shared in (True, False):
             trainer.args.shared_prompt = shared
-            args[0].zero_grad()
-            start = time.perf_counter()
-            logps, _, _ = type(trainer)._get_per_token_logps_and_entropies(trainer, *args,
-                                                                            **kwargs)
-            logps.sum().backward()
-            best[shared] = min(best.get(shared, float("inf")), time.perf_counter() - start)
+            best[shared] = min(best.get(shared, float("inf")), loss_pass(trainer, repeats=1))
     return best[True], best[False]
 
 
@@ -186,6 +180,8 @@ def main() -> None:
             trainer.model.float()
             trainer.accelerator.native_amp = False  # its autocast off: float32 throughout
             high = loss_pass(trainer)
+            trainer.model.to(torch.bfloat16)  # the rollouts below as the step drew them
+            trainer.accelerator.native_amp = True
             print(f"the loss's pass over the last batch, forward and backward: {low:.2f} s in "
                   f"bfloat16, {high:.2f} s in float32: ratio {low / high:.2f}")
 
