@@ -55,7 +55,8 @@ def edit(copy, module: str) -> None:
 def test_every_store_is_found():
     assert {"rlvr_dynamics.measure", "rlvr_dynamics.toy", "rlvr_dynamics.rl.runs",
             "rlvr_dynamics.pretrain", "rlvr_dynamics.path_prior",
-            "rlvr_dynamics.chapters.pretrained", "rlvr_dynamics.chapters.regimes"} <= set(producers())
+            "rlvr_dynamics.chapters.pretrained", "rlvr_dynamics.chapters.scenario",
+            "rlvr_dynamics.regimes.prediction"} <= set(producers())
 
 
 def test_a_colour_or_a_sentence_leaves_every_result_as_it_was(package_copy):
@@ -86,8 +87,8 @@ def test_a_computation_recomputes_what_depends_on_it(package_copy, module, affec
 def test_a_result_is_keyed_by_exactly_the_code_it_imports(package_copy, monkeypatch):
     """Each module edited alone moves the fingerprints of exactly the stored results whose
     computation imports it (``imports.closure``) and no other: an edit of another chapter's
-    computation or words leaves a chapter's results (the regimes chapter's registered
-    predictions among them) where they were."""
+    computation or words leaves a chapter's results (the scenario's registered predictions
+    among them) where they were."""
     copy, fingerprints = package_copy
     before = fingerprints()
     closures = {p: set(imports.closure(p)) for p in before}
@@ -116,27 +117,28 @@ def test_a_result_is_keyed_by_exactly_the_code_it_imports(package_copy, monkeypa
         if moved != expected:
             wrong.append(f"{module}: moved {sorted(moved ^ expected)} wrongly")
     assert not wrong, "\n".join(wrong)
-    assert not any(imports.chapter_of(m) not in (None, "regimes")
-                   for m in closures["rlvr_dynamics.chapters.regimes"])
+    assert not any(imports.chapter_of(m) not in (None, "scenario")
+                   for m in closures["rlvr_dynamics.chapters.scenario"])
+    assert not any(imports.chapter_of(m) for m in closures["rlvr_dynamics.regimes.prediction"])
 
 
 def test_the_exact_key_check_sees_a_result_keyed_by_another_chapter(package_copy):
-    """The check above can fail: with the regimes chapter importing the reproduction chapter's
-    paths again, an edit there moves the regimes chapter's registrations."""
+    """The check above can fail: with the registrations importing the reproduction chapter's
+    paths, an edit there moves the scenario's registrations."""
     copy, fingerprints = package_copy
-    prediction = copy / "chapters" / "regimes" / "prediction.py"
+    prediction = copy / "regimes" / "prediction.py"
     prediction.write_text(prediction.read_text()
                           + "\nfrom rlvr_dynamics.chapters.reproduction import paths\n")
     before = fingerprints()
     edit(copy, "rlvr_dynamics.chapters.reproduction.paths")
-    assert fingerprints()["rlvr_dynamics.chapters.regimes.prediction"] \
-        != before["rlvr_dynamics.chapters.regimes.prediction"]
+    assert fingerprints()["rlvr_dynamics.regimes.prediction"] \
+        != before["rlvr_dynamics.regimes.prediction"]
 
 
 def test_a_task_re_keys_only_the_results_computed_on_it(package_copy):
     """A run or an evaluation is fingerprinted with the task modules it meets
     (``TrainConfig.tasks``, ``store.task_modules``): an edit of the chat arithmetic moves the
-    SmolLM2 runs' key and leaves the sums runs' (the regimes ladder's) where they were. Without
+    SmolLM2 runs' key and leaves the sums runs' (the ladder's) where they were. Without
     the task scope (``tasks=None``, every task the code imports) the same edit moves both: the
     check can fail."""
     from rlvr_dynamics.chapters import params_class
@@ -172,14 +174,14 @@ def test_a_task_re_keys_only_the_chapters_that_compute_on_it(package_copy):
     """A chapter's pages and verdicts are keyed by its code on the tasks its own imports reach
     (``store.scoped_fingerprint``, ``imports.task_scope``: not through the registry's list of
     every task): an edit of the chat arithmetic moves the pretrained chapter and leaves the
-    regimes chapter (the ladder's page) as it was; its unscoped fingerprint would move (the
+    ladder chapter as it was; its unscoped fingerprint would move (the
     check can fail)."""
     assert "rlvr_dynamics.tasks.arithmetic" in imports.task_scope("rlvr_dynamics.chapters.pretrained")
-    assert imports.task_scope("rlvr_dynamics.chapters.regimes") \
+    assert imports.task_scope("rlvr_dynamics.chapters.ladder") \
         == ("rlvr_dynamics.tasks.base", "rlvr_dynamics.tasks.choice", "rlvr_dynamics.tasks.math",
             "rlvr_dynamics.tasks.sums")
     copy, _ = package_copy
-    chapters = ("rlvr_dynamics.chapters.regimes", "rlvr_dynamics.chapters.pretrained")
+    chapters = ("rlvr_dynamics.chapters.ladder", "rlvr_dynamics.chapters.pretrained")
 
     def keys() -> dict[tuple[str, bool], str]:
         for cached in (imports.graph, store._module_hash, store.code_fingerprint):

@@ -11,10 +11,10 @@ import pandas as pd
 import pytest
 
 from rlvr_dynamics import registry, stats
-from rlvr_dynamics.chapters.regimes import ladder
-from rlvr_dynamics.chapters.regimes.ladder import (BETWEEN, BEYOND, GAINS, NO, SPREAD, TOY, YES,
+from rlvr_dynamics.regimes import ladder
+from rlvr_dynamics.regimes.ladder import (BETWEEN, BEYOND, GAINS, NO, SPREAD, TOY, YES,
                                                    first_masses, mechanism, turns)
-from rlvr_dynamics.chapters.regimes.toy_rungs import slope
+from rlvr_dynamics.regimes.toy_rungs import slope
 
 
 def softmax(z: np.ndarray) -> np.ndarray:
@@ -115,7 +115,7 @@ def test_first_masses_are_read_per_update_from_the_drawn_problems():
 # --- the method, mended -------------------------------------------------------------------------
 
 def test_an_unmatched_control_cannot_inform_and_does_not_vote():
-    from rlvr_dynamics.chapters.regimes import scenario
+    from rlvr_dynamics.regimes import scenario
 
     registered = {"arm": {"inputs": {"pi0": [0.5, 0.0055, 0.49]}},
                   "near": {"inputs": {"pi0": [0.99, 0.0060, 0.0001]}},
@@ -139,7 +139,7 @@ def runs_of(grpo: list[float], grpo_n: list[float], end: float = 50.0) -> pd.Dat
 
 
 def test_the_large_k_checks_in_the_scenario_reach_each_outcome():
-    from rlvr_dynamics.chapters.regimes.scenario import LARGE_K, large_k
+    from rlvr_dynamics.regimes.scenario import LARGE_K, large_k
 
     holds, base_holds, above = LARGE_K
     v = lambda e: e if isinstance(e, str) else e.verdict
@@ -162,7 +162,7 @@ def test_the_large_k_checks_in_the_scenario_reach_each_outcome():
 def test_a_claim_two_chapters_recorded_is_decided_by_all_their_checks(monkeypatch):
     from rlvr_dynamics import verdicts
 
-    rows = {"regimes": [{"claim": "large_k", "chapter": "regimes", "ours": "a",
+    rows = {"scenario": [{"claim": "large_k", "chapter": "scenario", "ours": "a",
                          "checks": [["arm: GRPO-N holds the base", stats.OPPOSITE]], "also": [],
                          "verdict": stats.OPPOSITE}],
             "reproduction": [{"claim": "large_k", "chapter": "reproduction", "ours": "b",
@@ -174,7 +174,7 @@ def test_a_claim_two_chapters_recorded_is_decided_by_all_their_checks(monkeypatc
                               "verdict": stats.REPLICATES}]}
     monkeypatch.setattr(verdicts, "recorded", lambda profile: rows)
     got = verdicts.measured("any")
-    assert got["large_k"]["chapter"] == "regimes, reproduction"
+    assert got["large_k"]["chapter"] == "scenario, reproduction"
     assert got["large_k"]["ours"] == "a; b" and len(got["large_k"]["checks"]) == 2
     assert got["large_k"]["verdict"] == stats.OPPOSITE  # cannot inform does not vote
     assert got["ood"]["verdict"] == stats.REPLICATES
@@ -186,7 +186,7 @@ def test_an_arms_ladder_reads_each_rung_in_order():
     """``rung_rows``: R0 and R1 from the registration, the model's rungs from their runs (the
     fall over seeds against the stage-1 margin, the Kaplan-Meier crossover, the slope's
     check), in the ladder's order; ``turns`` then names the rung where the stage goes."""
-    from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
+    from rlvr_dynamics.regimes.toy_mapping import OWN
 
     record = {"predictions": {OWN: {"GRPO": {"toy dip": -0.66, "toy dip step": 48.0,
                                              "toy expansion": 253.0},
@@ -258,32 +258,37 @@ def test_the_registered_accounts_are_read_and_judged_rung_by_rung(tmp_path):
 
 
 def test_the_variants_of_an_arms_runs_carry_their_knobs():
-    """``Params.variant``: the chapter's runs as built (each recording its regime's
-    registration); the arms' GRPO runs without stepwise groups, short and probed at both ends;
-    each model rung's knobs on every run of the arms and on none of the controls; an unknown
-    rung or way of training is named."""
-    from rlvr_dynamics.chapters import regimes as chapter
+    """``Params.variant``: the arms' runs as built (each recording its arm's registration);
+    the arms' GRPO runs without stepwise groups, short and probed at both ends; each model
+    rung's knobs on every run; an unknown rung or way of training is named; a regime without a
+    guess is refused (the ladder climbs from the scenario's arms)."""
+    from rlvr_dynamics.chapters import ladder as chapter
+    from rlvr_dynamics.chapters import needed
 
     P = chapter.Params.parse({"seeds": [0, 1], "without_stepwise_steps": 3,
                               "ladder": ["R2", "R3"]})
-    hashes = {"three paths": "abc", "two paths": "def"}
-    built = P.variant("as built", hashes)
-    assert {c.registration for (r, _, _), c in built.items() if r == "three paths"} == {"abc"}
-    without = P.variant("without stepwise", hashes)
+    T = needed(P, "training")
+    hashes = {"three paths": "abc"}
+    built = P.variant(T, "as built", hashes)
+    assert {c.registration for c in built.values()} == {"abc"} and len(built) == 4
+    without = P.variant(T, "without stepwise", hashes)
     assert sorted(without) == [("three paths", "grpo", 0), ("three paths", "grpo", 1)]
     cfg = without["three paths", "grpo", 0]
     assert (cfg.without_stepwise, cfg.steps, cfg.probe_every, cfg.stop_after_crossover,
             cfg.registration) == (True, 3, 3, None, "abc")
-    r2, r3, r5 = (P.variant(rung, hashes) for rung in ("R2", "R3", "R5"))
+    r2, r3, r5 = (P.variant(T, rung, hashes) for rung in ("R2", "R3", "R5"))
     assert all(c.model == dataclasses.replace(built[key].model, first_tokens=True, tied=False)
                and not c.first_character_only and c.registration == "abc"
                for key, c in r5.items()) and len(r5) == 4
     assert {c.path_prior for c in r5.values()} == {P.regimes["three paths"].prior}
     moved = P.model_copy(update={"rung_priors": {"R5": {"three paths": 0.03}}})
-    assert {c.path_prior for c in moved.variant("R5").values()} == {0.03}
-    assert moved.variant("R3") == P.variant("R3")  # the other rungs keep the arm's prior
+    assert {c.path_prior for c in moved.variant(T, "R5").values()} == {0.03}
+    assert moved.variant(T, "R3") == P.variant(T, "R3")  # the other rungs keep the arm's prior
     with pytest.raises(Exception, match=r"rung_priors\['R5'\]: a rung of ladder"):
         chapter.Params.parse({"ladder": ["R5"], "rung_priors": {"R5": {"two paths": 0.03}}})
+    with pytest.raises(Exception, match=r"regimes \['two paths'\] have no guess"):
+        chapter.Params.parse({"regimes": {"three paths": {"prior": 0.01, "guess": 0.495},
+                                          "two paths": {"prior": 0.01}}})
     assert {r for r, _, _ in r2} == {"three paths"} and len(r2) == 4
     assert all(c.readout_only and c.first_character_only for c in r2.values())
     assert all(c.first_character_only and not c.readout_only for c in r3.values())
@@ -296,67 +301,84 @@ def test_the_variants_of_an_arms_runs_carry_their_knobs():
         training.Params.parse({"eval_every": 0})
 
 
-def test_each_rung_is_registered_from_the_base_its_runs_start_from(monkeypatch):
-    """``register_all(P, how)``: R5's arms are registered from R5's own base at the rung's
-    prior (the policy its runs start from), R2's, R3's and the runs without stepwise groups
-    from the arm's (the same registration as the chapter's); the controls always from their
-    own; and the runs of each way record the hash of the registration made for it."""
-    from rlvr_dynamics.chapters import regimes as chapter
+def fake_registration(monkeypatch, made: list | None = None):
+    """The grid's registrations replaced by a record of the policy they were made from (made:
+    each registration's policy, in order)."""
+    from rlvr_dynamics.regimes import grid
 
     def register(cfg, share, D, steps, seeds, profile, labels):
+        if made is not None:
+            made.append(registry.spec_text(cfg.policy))
         return {"policy": registry.spec_text(cfg.policy)}
 
-    monkeypatch.setattr(chapter, "register", register)
-    monkeypatch.setattr(chapter, "train_share", lambda *a: 0.1)
-    monkeypatch.setattr(chapter, "obtain_all", lambda runs, *a, **k: runs)
-    monkeypatch.setattr(chapter, "load_dynamics", lambda cfg: cfg)
+    monkeypatch.setattr(grid, "register", register)
+    monkeypatch.setattr(grid, "train_share", lambda *a: 0.1)
+    return grid
+
+
+def test_each_rung_is_registered_from_the_base_its_runs_start_from(monkeypatch):
+    """``register(P, how)``: R5's arms are registered from R5's own base at the rung's prior
+    (the policy its runs start from), R2's, R3's and the runs without stepwise groups from the
+    arm's (the same registration as the scenario's); and the runs of each way record the hash
+    of the registration made for it."""
+    from rlvr_dynamics.chapters import ladder as chapter
+    from rlvr_dynamics.chapters import needed
+    from rlvr_dynamics.rl.registration import content_hash
+
+    grid = fake_registration(monkeypatch)
+    monkeypatch.setattr(grid, "obtain_all", lambda runs, *a, **k: runs)
+    monkeypatch.setattr(grid, "load_dynamics", lambda cfg: cfg)
     P = chapter.Params.parse({"seeds": [0], "ladder": ["R2", "R5"],
                               "rung_priors": {"R5": {"three paths": 0.03}}})
-    arm = chapter.register_all(P)
+    T = needed(P, "training")
+    arm = chapter.register(P)
     for how in ("R2", "without stepwise"):
-        assert chapter.register_all(P, how) == arm
-    r5 = chapter.register_all(P, "R5")
-    assert r5["two paths"] == arm["two paths"] and r5["three paths"] != arm["three paths"]
+        assert chapter.register(P, how) == arm
+    r5 = chapter.register(P, "R5")
+    assert r5["three paths"] != arm["three paths"]
     assert r5["three paths"]["policy"] == registry.spec_text(
-        P.variant("R5")["three paths", "grpo", 0].policy)
+        P.variant(T, "R5")["three paths", "grpo", 0].policy)
     assert "0.03" in r5["three paths"]["policy"]
-    dynamics, _ = chapter.train_all(P, "R5")
-    assert {cfg.registration for cfg in dynamics.values()} == \
-        {chapter.content_hash(r5["three paths"])}
-    assert P.model_copy(update={"without_stepwise_steps": 0}).variant("without stepwise") == {}
+    dynamics = chapter.train_ways(P)["R5"].dynamics
+    assert {cfg.registration for cfg in dynamics.values()} == {content_hash(r5["three paths"])}
+    assert P.model_copy(update={"without_stepwise_steps": 0}).variant(T, "without stepwise") \
+        == {}
     with pytest.raises(Exception, match="ladder has 'R9'"):
         chapter.Params.parse({"ladder": ["R9"]})
     with pytest.raises(Exception, match="how='R7'"):
-        P.variant("R7")
+        P.variant(T, "R7")
 
 
 def test_every_run_of_every_way_trains_in_one_pool_longest_first(monkeypatch):
-    """``train_every``: one call of ``obtain_all`` with the runs of every way (as built, without
+    """``train_ways``: one call of ``obtain_all`` with the runs of every way (as built, without
     stepwise groups, each rung of the ladder), each recording its way's registration, made
     before the pool starts; the longest first: the most steps, then the whole loss before the
-    first character's, then GRPO before GRPO-N."""
-    from rlvr_dynamics.chapters import regimes as chapter
+    first character's, then GRPO before GRPO-N; each way's runs handed back as its own."""
+    from rlvr_dynamics.chapters import ladder as chapter
+    from rlvr_dynamics.chapters import needed
+    from rlvr_dynamics.rl.registration import content_hash
 
     calls, made = [], []
+    grid = fake_registration(monkeypatch, made)
 
-    def register(cfg, share, D, steps, seeds, profile, labels):
-        made.append(registry.spec_text(cfg.policy))
-        return {"policy": registry.spec_text(cfg.policy)}
+    def obtain_all(runs, *a, **k):
+        calls.append((list(runs), len(made)))
+        return list(runs)
 
-    monkeypatch.setattr(chapter, "register", register)
-    monkeypatch.setattr(chapter, "train_share", lambda *a: 0.1)
-    monkeypatch.setattr(chapter, "obtain_all",
-                        lambda runs, *a, **k: calls.append((list(runs), len(made))))
+    monkeypatch.setattr(grid, "obtain_all", obtain_all)
+    monkeypatch.setattr(grid, "load_dynamics", lambda cfg: cfg)
     P = chapter.Params.parse({"seeds": [0, 1], "ladder": ["R3", "R5"],
                               "without_stepwise_steps": 3})
-    chapter.train_every(P)
+    got = chapter.train_ways(P)
     assert len(calls) == 1
     runs, registered = calls[0]
     assert registered == len(made)  # every registration made before the pool
-    ways = {how: P.variant(how, {name: chapter.content_hash(record) for name, record in
-                                 chapter.register_all(P, how).items()})
+    T = needed(P, "training")
+    ways = {how: P.variant(T, how, {name: content_hash(record) for name, record in
+                                    chapter.register(P, how).items()})
             for how in ("as built", "without stepwise", "R3", "R5")}
     assert sorted(map(repr, runs)) == sorted(repr(c) for v in ways.values() for c in v.values())
+    assert {how: got[how].dynamics for how in ways} == ways  # each way gets its own runs back
     key = [(-c.steps, c.first_character_only, c.algorithm != "grpo") for c in runs]
     assert key == sorted(key) and key != key[::-1]
     assert runs[0].steps == P.steps and not runs[0].first_character_only
@@ -366,7 +388,7 @@ def test_every_run_of_every_way_trains_in_one_pool_longest_first(monkeypatch):
 def test_the_slopes_figure_draws_every_run_beside_both_mechanisms():
     import matplotlib
     matplotlib.use("Agg")
-    from rlvr_dynamics.chapters.regimes import figures
+    from rlvr_dynamics.chapters.ladder import figures
 
     moves = {"GRPO": [0.1, 0.0, -0.1], "GRPO-N": [0.0, 0.0, -0.2]}
     runs = {("arm", label, seed, how): [{"update": u, "first": dict(zip(
@@ -392,7 +414,7 @@ def test_the_slopes_figure_draws_every_run_beside_both_mechanisms():
 
 
 def test_the_ladders_words_name_the_turn_and_what_did_not_run():
-    from rlvr_dynamics.chapters.regimes import sentences
+    from rlvr_dynamics.chapters.ladder import sentences
 
     rows = pd.DataFrame([{"rung": r, "algorithm": "GRPO-N", "dip": d, "first stage": v}
                          for r, d, v in (("R0", 0.0, NO), ("R1", 0.0, NO), ("R4", -0.55, YES))])
@@ -451,7 +473,7 @@ def test_the_accounts_are_counted_apart_where_their_rungs_outcomes_were_known():
     """``against_all``: an account's entries for the rungs nobody had seen (``STRICT``) are
     tallied apart from those it was written knowing, so that a post-hoc entry never counts as
     a prediction borne out; the words say which is which."""
-    from rlvr_dynamics.chapters.regimes import sentences
+    from rlvr_dynamics.chapters.ladder import sentences
 
     rows = pd.DataFrame([{"rung": r, "algorithm": "GRPO", "first stage": v}
                          for r, v in (("R0", YES), ("R2", NO), ("R4", NO))])

@@ -38,19 +38,20 @@ def test_no_chapter_imports_another():
 
 def test_the_chapter_check_sees_a_bad_edge(monkeypatch):
     graph = {k: dict(v) for k, v in imports.graph().items()}
-    graph["rlvr_dynamics.chapters.regimes.prediction"][
-        "rlvr_dynamics.chapters.reproduction.paths"] = [(12, True)]
+    graph["rlvr_dynamics.chapters.ladder.shown"][
+        "rlvr_dynamics.chapters.scenario.shown"] = [(12, True)]
     monkeypatch.setattr(imports, "graph", lambda: graph)
     assert imports.chapter_imports() == [
-        "rlvr_dynamics.chapters.regimes.prediction imports "
-        "rlvr_dynamics.chapters.reproduction.paths at line 12"]
+        "rlvr_dynamics.chapters.ladder.shown imports "
+        "rlvr_dynamics.chapters.scenario.shown at line 12"]
 
 
 def test_shared_chapter_modules_belong_to_no_chapter():
     assert imports.chapter_of("rlvr_dynamics.chapters.style") is None
     assert imports.chapter_of("rlvr_dynamics.chapters") is None
-    assert imports.chapter_of("rlvr_dynamics.chapters.regimes") == "regimes"
-    assert imports.chapter_of("rlvr_dynamics.chapters.regimes.stages") == "regimes"
+    assert imports.chapter_of("rlvr_dynamics.chapters.ladder") == "ladder"
+    assert imports.chapter_of("rlvr_dynamics.chapters.scenario.shown") == "scenario"
+    assert imports.chapter_of("rlvr_dynamics.regimes.stages") is None  # the library's
     assert imports.chapter_of("rlvr_dynamics.toy") is None
 
 

@@ -30,7 +30,7 @@ def test_a_chapter_a_profile_cannot_run_is_refused_before_it_starts():
     """The regimes are dials of the sums base: under the paper's model they are an error at
     resolution (the chapter builds its runs there), not inside the notebook."""
     with pytest.raises(ParameterError, match="dials of the sums base"):
-        plan("paper", ["regimes"])
+        plan("paper", ["scenario"])
 
 
 def test_every_parameter_cell_names_its_profile_only():
@@ -231,17 +231,17 @@ def test_a_path_prior_has_one_range_everywhere():
     from rlvr_dynamics.path_prior import Refit
     for bad in (1.0, 0.0):
         with pytest.raises(ParameterError, match=r"regimes\[x\]\[prior\]"):
-            plan("cpu", ["regimes"], [f"regimes={{x: {{prior: {bad}}}}}", "controls={}"])
+            plan("cpu", ["regime_map"], [f"regimes={{x: {{prior: {bad}}}}}"])
         with pytest.raises(ValueError, match="prior"):
             Refit(prior=bad)
     cfg = params_class("training")().run_config("grpo", 0)
     with pytest.raises(ValueError, match="TrainConfig.path_prior=1.0"):
         cfg.replace(path_prior=1.0)
-    ok = plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}", "controls={}"])["regimes"]
+    ok = plan("cpu", ["regime_map"], ["regimes={x: {prior: 0.5}}"])["regime_map"]
     assert ok["regimes"] == {"x": {"prior": 0.5, "guess": None, "hard_share": None,
                                    "base_seed": None, "G": None, "algorithms": None}}
     with pytest.raises(ParameterError, match=r"controls\['three paths'\]='two paths': both must"):
-        plan("cpu", ["regimes"], ["regimes={x: {prior: 0.5}}"])  # the arm named, not run
+        plan("cpu", ["scenario"], ["regimes={x: {prior: 0.5}}"])  # the arm named, not run
     assert cfg.replace(path_prior=0.5).path_prior == Refit(prior=0.5).prior
 
 

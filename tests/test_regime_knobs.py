@@ -243,7 +243,7 @@ def test_the_prediction_is_registered_before_the_runs_and_for_their_base(results
     import time
 
     from rlvr_dynamics.chapters import toy_dynamics
-    from rlvr_dynamics.chapters.regimes import prediction
+    from rlvr_dynamics.regimes import prediction
     from rlvr_dynamics.rl import registration
     from rlvr_dynamics.rl.runs import load_dynamics, train
 

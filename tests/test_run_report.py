@@ -155,52 +155,53 @@ def test_a_chapter_is_shown_again_under_another_profile_on_a_page_of_its_own(tmp
     profile; older code is said; a profile that has not run it is named as missing."""
     for module in ("execution", "publish"):
         monkeypatch.setattr(f"rlvr_dynamics.{module}.chapters",
-                            lambda: ["theory", "regimes", "verdict"])
+                            lambda: ["theory", "regime_map", "verdict"])
     builds, root = tmp_path / "build", tmp_path / "publish"
-    for name in ("theory", "regimes", "verdict"):
+    for name in ("theory", "regime_map", "verdict"):
         executed(builds, "cpu", name)
-    executed(builds, "cpu-map", "regimes")
-    executed(builds, "cpu-grid", "regimes", code="older")
-    report = assemble("cpu", {"regimes": "cpu-map"}, root, builds,
-                          also={"regimes": ["cpu-grid", "cpu-nsr"]})
-    assert report["regimes"] == {"profile": "cpu-map", "state": "current"}
-    assert report["regimes--cpu-grid"] == {"profile": "cpu-grid", "state": "older code"}
-    assert report["regimes--cpu-nsr"]["state"] == "missing: make reproduce PROFILE=cpu-nsr"
-    page = nbformat.read(root / "notebooks" / "regimes--cpu-grid.ipynb", as_version=4)
-    assert "/blob/executed/regimes--cpu-grid.ipynb)" in page.cells[1].source
-    assert page.cells[0].source.startswith("# regimes: the `cpu-grid` profile\n\n*The numbers "
+    executed(builds, "cpu-map", "regime_map")
+    executed(builds, "cpu-grid", "regime_map", code="older")
+    report = assemble("cpu", {"regime_map": "cpu-map"}, root, builds,
+                          also={"regime_map": ["cpu-grid", "cpu-nsr"]})
+    assert report["regime_map"] == {"profile": "cpu-map", "state": "current"}
+    assert report["regime_map--cpu-grid"] == {"profile": "cpu-grid", "state": "older code"}
+    assert report["regime_map--cpu-nsr"]["state"] == "missing: make reproduce PROFILE=cpu-nsr"
+    page = nbformat.read(root / "notebooks" / "regime_map--cpu-grid.ipynb", as_version=4)
+    assert "/blob/executed/regime_map--cpu-grid.ipynb)" in page.cells[1].source
+    assert page.cells[0].source.startswith("# regime_map: the `cpu-grid` profile\n\n*The numbers "
                                            "on this page come from the `cpu-grid` profile*")
     assert ":::{warning}" in page.cells[0].source
-    assert pages(root) == ["theory", "regimes", "regimes--cpu-grid", "verdict"]
+    assert pages(root) == ["theory", "regime_map", "regime_map--cpu-grid", "verdict"]
     assert list(executions(root)) == pages(root)
-    toc = toc_without(["pretrained"], ["regimes--cpu-grid"])
+    toc = toc_without(["pretrained"], ["regime_map--cpu-grid"])
     files = [c["file"] for part in toc["parts"] for c in part["chapters"]]
-    assert "notebooks/pretrained" not in files and "notebooks/regimes" in files
+    assert "notebooks/pretrained" not in files and "notebooks/regime_map" in files
     again = toc["parts"][-2]  # its own part, unnumbered: the chapters keep their numbers
     assert again["caption"] == OTHER_PROFILES and not again.get("numbered")
-    assert again["chapters"] == [{"file": "notebooks/regimes--cpu-grid"}]
+    assert again["chapters"] == [{"file": "notebooks/regime_map--cpu-grid"}]
     assert toc["parts"][-1]["caption"] == "About this build"
     assert toc_without([]) == yaml.safe_load((BOOK / "_toc.yml").read_text())
-    assert chapter_of("regimes--cpu-grid") == "regimes" == chapter_of("regimes")
+    assert chapter_of("regime_map--cpu-grid") == "regime_map" == chapter_of("regime_map")
 
 
 def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
     default, chosen, refresh, also = published = published_from()
     assert default == "cpu" and chosen == {"training": "cpu-nsr", "reproduction": "cpu-nsr",
-                                           "regimes": "cpu-map", "pretrained": "cpu-smollm2"}
-    assert refresh == ["verdict"] and also == {"regimes": ["cpu-grid", "cpu-ladder"]}
-    assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-smollm2", "cpu-grid", "cpu-ladder"]
+                                           "scenario": "cpu-map", "ladder": "cpu-ladder",
+                                           "regime_map": "cpu-map", "pretrained": "cpu-smollm2"}
+    assert refresh == ["verdict"] and also == {"regime_map": ["cpu-grid"]}
+    assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-ladder", "cpu-smollm2", "cpu-grid"]
     from rlvr_dynamics.chapters import verdict  # the verdict page shows every one of them
     assert sorted(verdict.Params().beside) == sorted(published.profiles)
     bad = tmp_path / "publish.yaml"
-    bad.write_text("default: cpu\nchapters: {regimes: cpu-mpa}\n")
-    with pytest.raises(ParameterError, match="regimes names the profile 'cpu-mpa'"):
+    bad.write_text("default: cpu\nchapters: {regime_map: cpu-mpa}\n")
+    with pytest.raises(ParameterError, match="regime_map names the profile 'cpu-mpa'"):
         published_from(bad)
     bad.write_text("default: cpu\nchapters: {regime: cpu-map}\n")
     with pytest.raises(ParameterError, match=r"unknown chapter\(s\) \['regime'\]"):
         published_from(bad)
-    bad.write_text("default: cpu\nalso: {regimes: [cpu-gird]}\n")
-    with pytest.raises(ParameterError, match="regimes names the profile 'cpu-gird'"):
+    bad.write_text("default: cpu\nalso: {regime_map: [cpu-gird]}\n")
+    with pytest.raises(ParameterError, match="regime_map names the profile 'cpu-gird'"):
         published_from(bad)
 
 

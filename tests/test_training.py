@@ -197,9 +197,10 @@ def test_reinforce_advantages_by_hand_and_their_gradients(tiny, tmp_path, name, 
 
 
 def test_the_registry_holds_nsr_and_w_reinforce():
-    from rlvr_dynamics.chapters import regimes
-    P = regimes.Params.parse({"algorithms": ["grpo", "nsr"]})  # with its own toy update
-    assert regimes.toy_update("NSR") == ("NSR", {"reinforce": 0.0}) and "nsr" in P.algorithms
+    from rlvr_dynamics.chapters import regime_map
+    from rlvr_dynamics.regimes.toy_mapping import toy_update
+    P = regime_map.Params.parse({"algorithms": ["grpo", "nsr"]})  # with its own toy update
+    assert toy_update("NSR") == ("NSR", {"reinforce": 0.0}) and "nsr" in P.algorithms
     assert (algorithms.get("nsr").reinforce, algorithms.get("w_reinforce").reinforce) == (0.0, 0.1)
     assert all(algorithms.get(n).reinforce is None for n in ("grpo", "grpo_n", "gspo", "gspo_n"))
     from rlvr_dynamics.chapters.style import COLORS

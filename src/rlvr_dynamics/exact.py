@@ -40,7 +40,7 @@ completion given such a prefix, ``p = p_lo + sum_s F_s f_s``; ``p_lo + sum_s F_s
 reported with f_s shrunk to (c_s + 1/2) / (n_s + 1), so that a few samples that all agree do not
 claim an error of zero. A stratum's own samples make its error relative to its own mass: a
 rare path of mass 0.002 is measured by its n samples, not by the 0.002 n it would get in
-proportion to the whole frontier's mass (the regimes chapter's low priors).
+proportion to the whole frontier's mass (the scenario's low priors).
 The answer distribution, token entropy and traces are combined the same way (each sample of a
 stratum carrying mass F_s / n_s). Beside each trace statistic ``key`` the traces hold
 ``key + ENTROPY_SUFFIX``, the expectation of the statistic times the completion's mean token

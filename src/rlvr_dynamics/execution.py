@@ -176,7 +176,8 @@ def captions(nb: nbformat.NotebookNode, notebook: str) -> None:
 RERUN = {"theory": ("seed", "vocab", "lr"), "toy_dynamics": ("seeds", "steps", "G", "pi0"),
          "base_model": ("seed", "steps", "samples"), "evaluation": ("table1_n", "table1_problems"),
          "training": ("seeds", "steps", "algorithms"), "reproduction": ("n", "problems"),
-         "regimes": ("seeds", "steps", "ladder"), "pretrained": ("source", "seeds", "levels"),
+         "scenario": ("seeds", "steps"), "ladder": ("seeds", "steps", "ladder"),
+         "regime_map": ("seeds", "steps", "regimes"), "pretrained": ("source", "seeds", "levels"),
          "verdict": ("beside",)}
 """Each chapter's parameters that a reader most often changes: the rerun box gives them with
 this build's values (every other parameter is in the injected cell, folded, and on the run

@@ -1,6 +1,6 @@
 """A chapter page's first lines in one call, whether papermill runs it or a reader does::
 
-    P = page.opened(globals(), "regimes")
+    P = page.opened(globals(), "scenario")
 
 A page's ``parameters`` cell names only its profile. Papermill (``execution.execute``) injects
 every declared parameter, resolved by the runner; a reader who runs the page by hand

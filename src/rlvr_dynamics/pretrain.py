@@ -49,8 +49,8 @@ class PretrainConfig:
     ``eval_every``: steps between held-out losses; ``first_tokens``: every completion's first
     character written with a token of its own that nothing else writes
     (``models.char_tokenizer``), so that the paths, which part there, begin with tokens no
-    other path shares; ``tied``: input and output embeddings one matrix (the regimes
-    chapter's ladder, R5, unties them and gives the first characters their own tokens).
+    other path shares; ``tied``: input and output embeddings one matrix (the ladder
+    chapter's R5 unties them and gives the first characters their own tokens).
     """
 
     task: SumTask = field(default_factory=SumTask)

@@ -6,7 +6,7 @@ parameter), the chapters whose parameters it reads (``Params.needs``), its compu
 readings (the claim checks and their thresholds) and its figures. The notebook is prose, its
 ``parameters`` cell (the profile's name only) and a few calls::
 
-    P = page.opened(globals(), "regimes")        # right after the parameters cell
+    P = page.opened(globals(), "scenario")       # right after the parameters cell
     T = needed(P, "training")                    # the training chapter's parameters
 
 The runner (``rlvr_dynamics.run``) resolves every chapter's parameters (defaults < profile <
@@ -26,7 +26,7 @@ from rlvr_dynamics.fields import (Int, ListOf, NonNegative, Positive, Probabilit
                                   require)
 
 NAMES = ("theory", "toy_dynamics", "base_model", "evaluation", "training", "reproduction",
-         "regimes", "pretrained", "verdict")
+         "scenario", "ladder", "regime_map", "pretrained", "verdict")
 """The chapters, in book order (``book/_toc.yml`` lists the same)."""
 
 CONFIGS = REPO / "configs"

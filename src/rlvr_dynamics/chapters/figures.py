@@ -6,14 +6,15 @@ styled are in ``chapters.shown``).
 Presentation only (``imports.is_presentation``), like ``style``."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import toy
-from rlvr_dynamics.chapters.style import ACTION_COLORS, COLORS
+from rlvr_dynamics.chapters.figure_check import FULL
+from rlvr_dynamics.chapters.style import ACTION_COLORS, COLORS, PATH_STYLE
 from rlvr_dynamics.comparison.metrics import over_seeds
 from rlvr_dynamics.rl.dynamics import curve
 
@@ -89,3 +90,58 @@ def plot_passk(long: pd.DataFrame, title: str = "Pass@k of the base and the trai
     axes[0][0].legend()
     fig.suptitle(title)
     return fig
+
+
+# --- the paper's scenario in the LM (the scenario, ladder and regime map chapters) ---------------
+
+PATHS_DRAWN = {**PATH_STYLE, "guess": ("guess", "0.45", "-")}
+"""The reproduction chapter's paths and the guess (the bad path of the paper's scenario)."""
+
+
+def band(ax, g: pd.DataFrame, column: str, **style) -> None:
+    """``column`` of ``g`` over its steps: the mean over seeds, a band from min to max."""
+    s = g.groupby("step")[column].agg(["mean", "min", "max"])
+    ax.plot(s.index, s["mean"], lw=1.4, **style)
+    ax.fill_between(s.index, s["min"], s["max"], color=style.get("color"), alpha=0.12, lw=0)
+
+
+def plot_regimes(means: pd.DataFrame, regimes: Sequence[str], k: int,
+                 title: str = "Each regime over training", split: str = "test") -> plt.Figure:
+    """A row per regime of ``regimes``: per algorithm, the paths' masses over steps (the toy's
+    Figure 1 layout), then Pass@k over steps on all problems and on the rare-path-only ones,
+    under the full distribution (solid) and the paper's setting (dashed, where probed); mean
+    over seeds, band min-max."""
+    part = means[means["split"] == split]
+    algos = list(dict.fromkeys(part["algorithm"]))
+    cols = len(algos) + 2
+    fig, grid = plt.subplots(len(regimes), cols,
+                             figsize=(min(FULL, 2.5 * cols), 2.3 * len(regimes) + 1.0),
+                             squeeze=False, sharex=True)
+    for axes, regime in zip(grid, regimes):
+        mine = part[part["regime"] == regime]
+        full = mine[mine["setting"] == "full"]
+        for ax, a in zip(axes, algos):
+            for key, (name, color, style) in PATHS_DRAWN.items():
+                band(ax, full[full["algorithm"] == a], key, color=color, ls=style, label=name)
+            ax.set(title=f"{a}: paths", ylim=(-0.02, 1.02))
+        axes[0].set_ylabel(f"{regime}\nprobability mass")
+        for ax, prefix, name in ((axes[-2], "", "all"), (axes[-1], "hard_", "rare-only")):
+            for a in algos:
+                for setting, ls in (("full", "-"), ("paper", "--")):
+                    g = mine[(mine["algorithm"] == a) & (mine["setting"] == setting)]
+                    if g.empty:  # a profile that probed the full distribution alone
+                        continue
+                    band(ax, g, f"{prefix}pass@{k}", color=COLORS.get(a), ls=ls,
+                          label=f"{a}, {setting}")
+            ax.set(title=f"Pass@{k}, {name}", ylim=(-2, 102))
+        for ax in axes:
+            ax.grid(alpha=0.3)
+    for ax in grid[-1]:
+        ax.set_xlabel("training step")
+    legends = [grid[0][len(algos) - 1], grid[0][-1]]
+    handles = [h for ax in legends for h in ax.get_legend_handles_labels()[0]]
+    labels = [x for ax in legends for x in ax.get_legend_handles_labels()[1]]
+    fig.legend(handles, labels, loc="outside lower center", ncol=4)
+    fig.suptitle(title)
+    return fig
+

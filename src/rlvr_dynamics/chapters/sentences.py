@@ -149,3 +149,69 @@ def comparison_rows(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFram
         rows.append({"claim": "case_study", "ours": f"{case.what}: {ours(case.values)} %",
                      "checks": [(check_text(x), x.verdict) for x in case.checks]})
     return rows
+
+
+# --- the paper's scenario in the LM (the scenario, ladder and regime map chapters) ---------------
+
+def regime_settings(P: Any, T: Any, hard: dict[str, np.ndarray]) -> str:
+    """The settings every figure of the scenario's chapters states: the training chapter's
+    (``run_settings``, with this chapter's steps and seeds; the regimes that set their own
+    group size named with it, at the same rollouts per step), then the probes (``hard``: the
+    rare-path-only problems per split)."""
+    stop = ("" if P.stop_after_crossover is None else
+            f", each run ending {P.stop_after_crossover} steps after its crossover")
+    own = {name: r.G for name, r in P.regimes.items() if r.G is not None}
+    if own:
+        stop += (" (G per regime where it differs: "
+                 + ", ".join(f"{G} in '{name}'" for name, G in own.items())
+                 + f", at the same {T.generation_batch} rollouts per step)")
+    early = (f" (every {P.probe_early_every} up to step {P.probe_early_until})"
+             if P.probe_early_every else "")
+    return (f"{P.profile} profile: "
+            + run_settings(T.model_copy(update={"steps": P.steps, "seeds": P.seeds}))
+            + f"{stop}; probes every {P.probe_every} steps{early} on {len(hard['test'])} "
+              f"problems of sums-test (the first {P.probe_problems} and {P.probe_hard} more "
+              f"beyond the direct path: {hard['test'].sum()} rare-path-only in all); lines: mean "
+              f"over seeds, bands: min to max")
+
+
+def time_text(t: float) -> str:
+    """One time to crossover in words (``times_text``)."""
+    return "never" if np.isinf(t) else "outside the toy" if np.isnan(t) else f"{t:g}"
+
+
+def times_text(t: Sequence[float]) -> str:
+    """Times to crossover in words: "never" within the run, "outside the toy" where the toy
+    has no prediction (NaN: a regime outside its scenario)."""
+    return ", ".join(time_text(x) for x in t)
+
+
+def registration_text(checks: dict[str, dict[str, bool]]) -> str:
+    """``prediction.checks`` in words: for every regime, whether its prediction came before
+    its runs and its runs from the base it was made for; the regimes where not, named."""
+    lines = []
+    for what in ("registered before every run", "every run starts from the registered base"):
+        failed = [r for r, c in checks.items() if not c[what]]
+        said = {"registered before every run": "was registered before every one of its runs "
+                                               "began",
+                "every run starts from the registered base": "was made for the base its runs "
+                                                             "start from (their first probe "
+                                                             "measures it to 1e-4)"}[what]
+        lines.append(f"Every regime's prediction {said}." if not failed else
+                     f"**Not** every regime's prediction {said}: not for "
+                     + ", ".join(failed) + "; its verdicts below do not read a registered "
+                     "prediction.")
+    return " ".join(lines)
+
+
+def regimes_caption(regimes: dict[str, Any], setting: str) -> str:
+    """The caption of ``figures.plot_regimes``: each regime's knobs and the runs' settings."""
+    def knobs(regime: Any) -> str:
+        set_ = regime.model_dump(exclude_none=True)
+        return ", ".join(f"{key} {v}" for key, v in set_.items()) or "as pretrained, as drawn"
+
+    rows = "; ".join(f"{name}: {knobs(r)}" for name, r in regimes.items())
+    return (f"A row per regime ({rows}). Paths: solid right, dotted wrong, grey the guess; "
+            f"Pass@k: solid the full distribution, dashed the paper's setting; mean over seeds, "
+            f"band min to max. {setting}")
+

@@ -122,7 +122,7 @@ class TrainConfig:
     character alone; ``readout_only``: the body frozen and only an untied copy of the output
     embeddings trained (needs ``first_character_only``): the ladder's rungs between the toy
     and the full model. ``registration``: the content hash of the registered prediction
-    that this run is judged against (``chapters.regimes.prediction``), recorded in the run's
+    that this run is judged against (``regimes.prediction``), recorded in the run's
     own configuration, hence its folder's name; None: judged against none."""
 
     algorithm: str

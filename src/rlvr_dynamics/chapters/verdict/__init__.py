@@ -42,7 +42,7 @@ def beside(P: Params) -> dict[str, pd.DataFrame]:
     return out
 
 
-TESTBED = ("toy_dynamics", "training", "reproduction", "regimes")
+TESTBED = ("toy_dynamics", "training", "reproduction", "scenario")
 """The chapters that measure on the toy and the sums model (not the pretrained-model chapter's
 SmolLM2): the ones whose outcomes ``sentences.HYPOTHESES`` speak of."""
 

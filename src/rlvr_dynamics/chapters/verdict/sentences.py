@@ -87,7 +87,7 @@ HYPOTHESES = {
         "at one decision; with two paths at the first character, a group in which every "
         "sample took the direct path shares that character, its advantages sum to zero, and "
         "under GRPO it leaves the path choice unmoved at first order. What tests it: the "
-        "regimes chapter's three-path arm, a bad explored path (a guess) at the same decision "
+        "scenario chapter's three-path arm, a bad explored path (a guess) at the same decision "
         "set against a control without it, with the toy's prediction registered before the "
         "runs; the hypothesis predicts a dip of the rare path's probability in the arm and not "
         "in the control. The verdict above says whether it did, and the arm's own table by how "

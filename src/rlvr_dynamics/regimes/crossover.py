@@ -32,8 +32,8 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters.regimes.stages import SHRINK_MARGIN, predicted_vs_measured
-from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
+from rlvr_dynamics.regimes.stages import SHRINK_MARGIN, predicted_vs_measured
+from rlvr_dynamics.regimes.toy_mapping import OWN
 
 AGREE_FACTOR = 2.0
 """A cell's crossover agrees with the toy's when within this factor of it (declared before the

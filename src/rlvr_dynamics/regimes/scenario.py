@@ -29,8 +29,8 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters.regimes.crossover import at_same_bound
-from rlvr_dynamics.chapters.regimes.stages import SHRINK_MARGIN
+from rlvr_dynamics.regimes.crossover import at_same_bound
+from rlvr_dynamics.regimes.stages import SHRINK_MARGIN
 
 FALL_MARGIN = 0.2
 """The relative fall of P(stepwise) on the rare-only problems that counts as stage 1: a fifth

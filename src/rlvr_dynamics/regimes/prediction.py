@@ -24,9 +24,9 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters.regimes import toy_rungs
-from rlvr_dynamics.chapters.regimes.probes import hard_problems
-from rlvr_dynamics.chapters.regimes.toy_mapping import (toy_inputs, toy_laws,
+from rlvr_dynamics.regimes import toy_rungs
+from rlvr_dynamics.regimes.probes import hard_problems
+from rlvr_dynamics.regimes.toy_mapping import (toy_inputs, toy_laws,
                                                         toy_predictions, toy_settings,
                                                         toy_update)
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json

@@ -14,8 +14,8 @@ import pandas as pd
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.comparison.claims import ANSWER_ENTROPY_MARGIN, PASSK_MARGIN
-from rlvr_dynamics.chapters.regimes.probes import with_passk
-from rlvr_dynamics.chapters.regimes.toy_mapping import toy_update
+from rlvr_dynamics.regimes.probes import with_passk
+from rlvr_dynamics.regimes.toy_mapping import toy_update
 from rlvr_dynamics.passk import from_probability, mid_curve_k
 
 SHRINK_MARGIN = PASSK_MARGIN

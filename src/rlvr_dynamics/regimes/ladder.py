@@ -33,9 +33,9 @@ import pandas as pd
 import yaml
 
 from rlvr_dynamics import REPO, stats
-from rlvr_dynamics.chapters.regimes.scenario import FALL_MARGIN
-from rlvr_dynamics.chapters.regimes.toy_mapping import OWN
-from rlvr_dynamics.chapters.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WINDOW,
+from rlvr_dynamics.regimes.scenario import FALL_MARGIN
+from rlvr_dynamics.regimes.toy_mapping import OWN
+from rlvr_dynamics.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WINDOW,
                                                       WITHOUT, log_changes, slope)
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.rl.config import TrainConfig

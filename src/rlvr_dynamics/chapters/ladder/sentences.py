@@ -1,0 +1,145 @@
+"""The ladder chapter's words, written from its results: each arm's ladder rung by rung (where
+the first stage turns, the slopes, whether R5 shows both stages), the registered accounts
+against the rungs that ran, and the slopes figure's caption. The decisions are the library's
+(``regimes.ladder``); here they are only written out."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics.chapters.sentences import time_text
+from rlvr_dynamics.chapters.style import number, rounded
+from rlvr_dynamics.regimes.ladder import (LADDER, MODEL_RUNGS, NO, YES, both_stages, toy_stage,
+                                          turns)
+from rlvr_dynamics.regimes.toy_rungs import AS_BUILT, PROPORTIONAL, TABULAR, WINDOW, WITHOUT
+
+
+HOW_SHORT = {AS_BUILT: "R4 (as built)", WITHOUT: "without stepwise groups"}
+"""How a run was trained, in a few words (a model rung's runs by its name)."""
+
+
+STAGE_WORDS = {YES: "a first stage", NO: "none"}
+"""A rung's first-stage reading (``ladder.rung_rows``) in words; a check's verdict otherwise."""
+
+
+
+def _dip(x: pd.Series) -> str:
+    """One rung's dip (``ladder.rung_rows``' row) as a signed percentage ("-" where none)."""
+    return "-" if np.isnan(x["dip"]) else rounded("{:+.0f} %", 100 * x["dip"])
+
+
+def _dip_words(rung: str, x: pd.Series) -> str:
+    """One rung's dip and its first-stage reading, in words."""
+    return f"{rung} {_dip(x)} ({STAGE_WORDS.get(x['first stage'], x['first stage'])})"
+
+
+def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame,
+                judged: dict[tuple[str, str], dict[str, Any]] | None = None) -> str:
+    """The ladder in words, per arm (``ladder.rung_rows``) and algorithm: the dip per rung and
+    where the first stage turns (``ladder.turns``), the model's slope over the first updates
+    (``ladder.slope_checks``: as built and without stepwise groups) and what it reads as, the
+    rungs not run in this build, and whether R5 shows both stages beside what its own
+    registration predicted (``judged``: (arm, how) -> the registration that judges those runs,
+    ``ladder_all``'s)."""
+    lines = [f"Slopes are over the first {WINDOW} updates, mean over seeds with the interval "
+             f"(the tabular toy: {TABULAR:+.2f}; proportional spreading: {PROPORTIONAL:+.2f}), "
+             "each followed by what the rule reads it as."] if len(slopes) else []
+    for arm, rows in rungs.items():
+        mine_slopes = slopes[slopes["regime"] == arm]
+        for label in dict.fromkeys([*rows["algorithm"], *mine_slopes["algorithm"]]):
+            mine = rows[rows["algorithm"] == label].set_index("rung")
+            parts = []
+            if len(mine):
+                dips = ", ".join(_dip_words(rung, x) for rung, x in mine.iterrows())
+                turn = turns(rows, label)
+                said = (f"the first stage turns at {turn[0]}, where it "
+                        f"{'appears' if turn[1] == YES else 'vanishes'}" if turn else
+                        "no decided rung reads otherwise than the first")
+                pending = [r for r, s in mine["first stage"].items() if s not in (YES, NO)]
+                undecided = (f" (the rule decides nothing at {', '.join(pending)}, where the "
+                             f"stage is neither shown nor excluded)" if pending else "")
+                parts.append(f"the dip of P(stepwise), rung by rung: {dips}; {said}{undecided}")
+            slope = mine_slopes[mine_slopes["algorithm"] == label]
+            if len(slope):
+                parts.append("slopes: " + ", ".join(
+                    f"{HOW_SHORT.get(x['how'], x['how'])} {x['effect'].text('{:+.2f}')} "
+                    f"*{x['mechanism']}*" for _, x in slope.iterrows()))
+            lines.append(f"* **{arm}, {label}**: " + "; ".join(parts) + ".")
+    ran = {r for rows in rungs.values() for r in rows["rung"]}
+    later = [r for r in MODEL_RUNGS if r not in ran]
+    if rungs and later:
+        names = ", ".join(later[:-1]) + " and " * (len(later) > 1) + later[-1]
+        lines.append(f"\nNot run in this build: {names} (the `cpu-ladder` profile runs "
+                     f"{'them' if len(later) > 1 else 'it'})"
+                     + (": whether a network whose paths share no first token shows both "
+                        "stages is not answered here." if LADDER[-1] in later else "."))
+    lines += [r5_text(arm, rows, (judged or {}).get((arm, LADDER[-1])))
+              for arm, rows in rungs.items() if both_stages(rows)]
+    return "\n".join(lines)
+
+
+def r5_text(arm: str, rows: pd.DataFrame, record: dict[str, Any] | None = None) -> str:
+    """Whether the top rung shows both of the paper's stages under GRPO in ``arm``
+    (``ladder.both_stages``), and why not where it does not; beside it what the toy on the
+    model's schedule (R1) predicted from the rung's own base where its registration
+    ``record`` is given."""
+    x = rows[(rows["rung"] == LADDER[-1]) & (rows["algorithm"] == "GRPO")].iloc[0]
+    dip = f"P(stepwise) {_dip(x)}"
+    stage = x["first stage"]
+    cross = (f"the stepwise path overtakes the direct one at a median step of "
+             f"{x['crossover']:.0f}" if np.isfinite(x["crossover"]) else
+             "the median run never crossed over")
+    first = {YES: f"shows the first stage ({dip})", NO: f"shows no first stage ({dip})"}.get(
+        stage, f"may or may not show a first stage (its check reads *{stage}*; {dip})")
+    answer = both_stages(rows)
+    said = (f"shows both stages: {dip} at its lowest, then {cross}" if answer == YES else
+            f"does not show both stages: it {first}, and {cross}" if answer == NO else
+            f"{first}; {cross}")
+    out = (f"\n**{arm}**: on a base whose paths begin with tokens no other path writes and "
+           f"whose embeddings are untied ({LADDER[-1]}), GRPO {said}.")
+    if record is None:
+        return out
+    toy = record["ladder"]["R1"]["GRPO"]
+    return (f"{out} Registered from that base before its runs, the toy on the model's schedule "
+            f"(R1) predicted P(stepwise) {rounded('{:+.0f} %', 100 * toy['dip'])} at step "
+            f"{number(toy['dip step'])} ({STAGE_WORDS[toy_stage(toy['dip'])]} by the same "
+            f"rule) and "
+            + (f"a crossover at step {time_text(toy['crossover'])}."
+               if np.isfinite(toy["crossover"]) else "no crossover within its run."))
+
+
+def _tally(against: dict[str, dict[bool, pd.DataFrame]], name: str, strict: bool) -> str:
+    """One account's tally over every arm (``ladder.against_all``) on the strict rungs or on
+    the others: how many of its decided predictions were borne out, and where not."""
+    return "; ".join(
+        f"{arm}: {int(x['borne out'])} of {int(x['borne out'] + x['not borne out'])}"
+        + (f" (not at {x['where not']})" if x["not borne out"] else "")
+        for arm, t in against.items() for _, x in t[strict].iterrows()
+        if x["account"] == name and x["borne out"] + x["not borne out"])
+
+
+def accounts_text(accounts: list[dict[str, Any]],
+                  against: dict[str, dict[bool, pd.DataFrame]]) -> str:
+    """Each registered account of the first stage (``ladder.accounts``), cited where it has a
+    reference, with how many of its decided predictions each arm's ladder bears out
+    (``ladder.against_all``): on the rungs nobody had seen when it was written
+    (``ladder.STRICT``), and apart, on those whose outcome it was written knowing."""
+    lines = []
+    for a in accounts:
+        who = f"{{cite:t}}`{a['cite']}`" if a["cite"] else a["source"]
+        strict, known = _tally(against, a["name"], True), _tally(against, a["name"], False)
+        lines.append(f"* **{a['name']}** ({who}): {a['reading']} *In this build*, borne out on "
+                     f"the rungs nobody had seen: {strict or 'none of them ran'}; on the rungs "
+                     f"it was written knowing: {known or 'none decided'}.")
+    return "\n".join(lines)
+
+
+def slopes_caption(setting: str) -> str:
+    """The caption of ``figures.plot_slopes``: what is drawn, over which updates, and the
+    settings."""
+    return (f"The first-character masses after each of the first {WINDOW} updates, as changes "
+            f"of their log-ratios from the start, one line a seed (means over the probe's drawn "
+            f"problems); dashed: the tabular update, dotted: proportional spreading. {setting}")
+

@@ -1,0 +1,173 @@
+"""The scenario chapter (``notebooks/scenario.md``): the paper's scenario inside the language
+model -- three paths competing at one decision -- against its control, the toy's prediction for
+each base registered before the runs, and the paper's two claims about it decided by rules
+declared with the code (``regimes.scenario``).
+
+Its runs and their readings are the library's (``regimes.grid``); here: the chapter's
+parameters (``Params``: a ``regimes.grid.Grid`` whose regimes are arms and their controls),
+the steps of the page (``register``, ``train``) and its decisions (``verdict_rows``: every check
+with its statistic, interval, margin and outcome; ``record_rows``: what the closing chapter
+reads). Its figures are in ``figures``, its tables for people in ``shown``, its words in
+``sentences``.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pydantic import model_validator
+
+from rlvr_dynamics import stats
+from rlvr_dynamics.chapters import NeedsParams, needed, require
+from rlvr_dynamics.regimes.grid import (Grid, Readings, Trained, readings, register_all,
+                                        registered_runs, train, trained)
+from rlvr_dynamics.regimes.prediction import checks
+from rlvr_dynamics.regimes.scenario import (FALL_MARGIN, MATCH_FACTOR, RISE_MARGIN,  # noqa: F401
+                                            large_k, matched, verdict)
+from rlvr_dynamics.regimes.stages import predicted_vs_measured
+
+
+class Params(NeedsParams, Grid):
+    """The grid of runs (``regimes.grid.Grid``: regimes, algorithms, seeds, steps, probes, the
+    toy's prediction) whose regimes are the paper's scenario: each arm (a regime with a guess)
+    and its control (``controls``: arm -> the same regime without the guess)."""
+
+    needs = ("training", "toy_dynamics")
+
+    controls: dict[str, str] = {"three paths": "two paths"}
+
+    @model_validator(mode="after")
+    def _scenario(self):
+        require(len(self.controls) >= 1, "controls must name at least one arm and its control")
+        for arm, control in self.controls.items():
+            require(arm in self.regimes and control in self.regimes,
+                    f"controls[{arm!r}]={control!r}: both must be regimes; regimes: "
+                    f"{list(self.regimes)}")
+            a, c = self.regimes[arm], self.regimes[control]
+            require(a.guess is not None and c.guess is None
+                    and a.model_dump(exclude={"guess"}) == c.model_dump(exclude={"guess"}),
+                    f"controls[{arm!r}]={control!r}: the control must be the arm's regime "
+                    f"without its guess, got {a} and {c}")
+        paired = {n for pair in self.controls.items() for n in pair}
+        require(set(self.regimes) == paired,
+                f"regimes {sorted(set(self.regimes) - paired)} are neither an arm of controls "
+                "nor its control (the regime map chapter reads regimes of any kind)")
+        if "training" in self.upstream or self.profile == "cpu":
+            self.runs(needed(self, "training"))  # every run must make a valid TrainConfig
+        return self
+
+
+def register(P: Params) -> dict[str, dict[str, Any]]:
+    """Every regime's registered prediction (``regimes.grid.register_all``), made where
+    missing, before any of its runs."""
+    return register_all(P, needed(P, "training"), needed(P, "toy_dynamics"), P.profile)
+
+
+def train_runs(P: Params, registered: dict[str, dict[str, Any]]) -> Trained:
+    """Every run of ``P``, trained where missing (``P.workers`` at a time, the longest first),
+    each recording its regime's registration (``registered``: ``register``'s)."""
+    T = needed(P, "training")
+    runs = registered_runs(P, T, registered)
+    return trained(runs, train(list(runs.values()), P.profile, T, P.workers))
+
+
+def read(P: Params, runs: Trained) -> Readings:
+    """The runs read from their probes on the rare-only problems (``regimes.grid.readings``)."""
+    return readings(P, runs.dynamics, P.hard(needed(P, "training")))
+
+
+def registration_checks(registered: dict[str, dict[str, Any]], runs: Trained
+                        ) -> dict[str, dict[str, bool]]:
+    """Per regime, whether its prediction came before every run and every run started from
+    the base it was made for (``regimes.prediction.checks``)."""
+    return checks(registered, runs.dynamics, runs.folders)
+
+
+def predicted(table: pd.DataFrame, registered: dict[str, dict[str, Any]]
+              ) -> dict[str, pd.DataFrame]:
+    """Run by run, the LM's crossover against the toy's registered one under each optimizer
+    (``stages.predicted_vs_measured``)."""
+    return {opt: predicted_vs_measured(table, registered, opt) for opt in ("Adam", "SGD")}
+
+
+# --- the decisions -----------------------------------------------------------------------------
+
+BOTH = "both stages"
+"""The check that decides the two-stage claim per arm and algorithm (``verdict_rows``)."""
+CHECKS = {"stage 1": f"P(stepwise) on the rare-path-only problems falls by more than "
+                     f"{FALL_MARGIN:.0%} of the base's at its lowest",
+          "against the control": f"the fall exceeds the control's by {FALL_MARGIN:.0%}",
+          "stage 2": f"mid-curve Pass@k on the rare-path-only problems ends more than "
+                     f"{RISE_MARGIN:g} points above the base in every seed",
+          BOTH: "stage 1, then stage 2, the fall the bad path's doing"}
+"""What each of the scenario's checks asks (``regimes.scenario.verdict``), as the verdict
+record states it."""
+ROWS = ["claim", "arm", "algorithm", "check", "asks", "statistic", "estimate", "low", "high",
+        "margin", "outcome", "votes"]
+
+
+def _row(claim: str, arm: str, algorithm: str, check: str, asks: str, statistic: str,
+         effect: stats.Effect | None, margin: float, outcome: str, votes: bool) -> dict:
+    e = effect or stats.Effect(np.nan, np.nan, np.nan, margin)
+    return dict(zip(ROWS, (claim, arm, algorithm, check, asks, statistic, e.estimate, e.low,
+                           e.high, margin, outcome, votes)))
+
+
+def verdict_rows(table: pd.DataFrame, controls: dict[str, str],
+                 informs: dict[str, tuple[bool, str]],
+                 same_start: dict[str, tuple[bool, str]]) -> pd.DataFrame:
+    """Every check of the scenario's two claims, one row each: its claim, arm and algorithm,
+    what it asks, the statistic with its estimate and interval over seeds, the margin, the
+    outcome, and whether it votes on the claim.
+
+    * ``lm_two_stages``: per arm and algorithm the three checks of ``regimes.scenario.verdict``
+      (the relative fall of P(stepwise) at its lowest; the same against the control's, which
+      cannot inform where the two bases do not start alike, ``same_start``: ``matched``'s
+      reading; the gain of mid-curve Pass@k at the end, seed by seed) and their decision
+      (``BOTH``), which votes for GRPO (the paper's algorithm) and is shown beside for the
+      others;
+    * ``large_k``: per arm ``regimes.scenario.large_k``'s checks (GRPO-N holds the base, the
+      base holds GRPO, GRPO-N above GRPO), each voting.
+
+    A base that cannot show its boundary move (``informs``) makes every check of its arm
+    *cannot inform*."""
+    rows = []
+    for arm, control in controls.items():
+        ok, _ = informs[arm]
+        same, _ = same_start.get(arm, (True, ""))
+        for algo, g in table[table["regime"] == arm].groupby("algorithm", sort=False):
+            c = table[(table["regime"] == control) & (table["algorithm"] == algo)]
+            v = verdict(g, c, ok, same)
+            gain = stats.Effect(float(g["gain"].mean()), np.nan, np.nan, RISE_MARGIN)
+            for check, effect, statistic, margin in (
+                    ("stage 1", v["fall"], "relative fall of P(stepwise)", FALL_MARGIN),
+                    ("against the control", v["against control"],
+                     "fall in the arm minus the control's", FALL_MARGIN),
+                    ("stage 2", gain, "gain of mid-curve Pass@k, points", RISE_MARGIN)):
+                rows.append(_row("lm_two_stages", arm, algo, check, CHECKS[check], statistic,
+                                 effect, margin, v["checks"][check], False))
+            rows.append(_row("lm_two_stages", arm, algo, BOTH, CHECKS[BOTH], "the checks above",
+                             None, FALL_MARGIN, v["verdict"], algo == "GRPO"))
+        for name, e in large_k(table[table["regime"] == arm], ok).items():
+            rows.append(_row("large_k", arm, "", name, name, "mid-curve Pass@k at the end on "
+                             "the rare-path-only problems, points",
+                             None if isinstance(e, str) else e, RISE_MARGIN,
+                             e if isinstance(e, str) else e.verdict, True))
+    return pd.DataFrame(rows, columns=ROWS)
+
+
+def record_rows(rows: pd.DataFrame, ours: dict[str, str]) -> list[dict]:
+    """``verdict_rows`` as the closing chapter records them (``verdicts.record``): per claim,
+    the checks that decide (``BOTH`` per arm and algorithm; every ``large_k`` check) and those
+    shown beside, each named by its arm, algorithm and what it asks; ``ours``: claim -> our
+    numbers in words (``sentences.ours``), which decide nothing."""
+    decisive = rows[(rows["check"] == BOTH) | (rows["claim"] == "large_k")]
+    out = []
+    for claim, g in decisive.groupby("claim", sort=False):
+        named = [(", ".join(x for x in (r.arm, r.algorithm) if x) + f": {r.asks}", r.outcome,
+                  r.votes) for r in g.itertuples()]
+        out.append({"claim": claim, "ours": ours[claim],
+                    "checks": [(n, o) for n, o, v in named if v],
+                    "also": [(n, o) for n, o, v in named if not v]})
+    return [row for row in out if row["checks"]]

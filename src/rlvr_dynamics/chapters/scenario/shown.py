@@ -1,0 +1,138 @@
+"""The scenario chapter's tables as displayed: the arm against its control per algorithm, the
+toy's registered prediction beside the LM, the verdict rows (``chapters.scenario.verdict_rows``:
+each check with its statistic, interval, margin and outcome) and the rules with when each was
+chosen. Cells are written for people; the numbers and decisions are the chapter's."""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rlvr_dynamics import stats
+from rlvr_dynamics.chapters.scenario import FALL_MARGIN, MATCH_FACTOR, RISE_MARGIN
+from rlvr_dynamics.chapters.sentences import time_text
+from rlvr_dynamics.chapters.style import grouped, rounded, with_legend
+from rlvr_dynamics.regimes.toy_mapping import OWN, toy_update
+
+
+def _mean_range(x: pd.Series, fmt: str) -> str:
+    x = x.to_numpy(dtype=float) + 0.0
+    return f"{rounded(fmt, x.mean())} ({rounded(fmt, x.min())} to {rounded(fmt, x.max())})"
+
+
+SCENARIO_LEGEND = {
+    "k (mid-curve)": ("k", "where the arm's base sits mid-curve"),
+    "change of P(stepwise)": ("ΔP(stepwise)", "on the rare-only problems at the step the other "
+                                              "seeds find lowest, relative (mean, range)"),
+    "read at step": ("at step", "that step, per seed"),
+    "crossover": ("crossover", "per seed"),
+    "last step": ("last step", "per seed (a run ends 20 steps after its crossover)"),
+    "Pass@k start": ("start", "Pass@k at the mid-curve k on the rare-only problems, the base"),
+    "Pass@k end": ("end", "the same at the end (mean, range)"),
+    "gain": ("gain", "end minus start, points (mean, range)"),
+    "from the path choice": ("path", "the gain's part from the choice of path"),
+    "from reliability": ("reliability", "its part from each path's reliability"),
+    "from the rest": ("rest", "the rest")}
+"""The scenario table's short column labels and what each means."""
+
+
+def scenario_tables(table: pd.DataFrame, controls: dict[str, str]) -> tuple:
+    """The arms and their controls, per algorithm (``table``: ``stages.stages``' rows), in two
+    tables that fit the page: the mid-curve k, the change of P(stepwise) on the rare-path-only
+    problems (minus the fall) and the steps it was read at, the crossover and the last step
+    per seed; then mid-curve Pass@k at the start and the end, and the gain split into path
+    choice, reliability and the rest (means over seeds, range); none without ``controls``."""
+    if not controls:
+        return ()
+    names = [n for pair in controls.items() for n in pair]
+    rows = []
+    for (regime, algo), g in table[table["regime"].isin(names)].groupby(
+            ["regime", "algorithm"], sort=False):
+        rows.append({"regime": regime, "algorithm": algo, "k (mid-curve)": int(g["k"].iloc[0]),
+                     "change of P(stepwise)": _mean_range(-100 * g["fall"], "{:+.0f} %"),
+                     "read at step": ", ".join(time_text(t) for t in g["fall step"]),
+                     "crossover": ", ".join(time_text(t) for t in g["crossover"]),
+                     "last step": ", ".join(time_text(t) for t in g["last step"]),
+                     "Pass@k start": f"{g['start'].mean():.1f}",
+                     "Pass@k end": _mean_range(g["end"], "{:.1f}"),
+                     "gain": _mean_range(g["gain"], "{:+.1f}"),
+                     "from the path choice": f"{g['path choice'].mean():+.1f}",
+                     "from reliability": f"{g['reliability'].mean():+.1f}",
+                     "from the rest": f"{g['rest'].mean():+.1f}"})
+    out = pd.DataFrame(rows).set_index(["regime", "algorithm"])
+    first = ["k (mid-curve)", "change of P(stepwise)", "read at step", "crossover", "last step"]
+    return tuple(with_legend(part, {c: SCENARIO_LEGEND[c] for c in part.columns})
+                 for part in (out[first], out.drop(columns=first)))
+
+
+def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]],
+                       controls: dict[str, str]) -> pd.DataFrame | None:
+    """Per regime of the scenario and algorithm: the toy's registered change of π(a2) at its
+    lowest point and its crossover under Adam and SGD beside the LM's (the mean change of
+    P(stepwise) at the leave-one-out step, the median crossover), and whether the LM's dip is
+    where each toy puts it (a fall beyond ``FALL_MARGIN`` or none); None without
+    ``controls``."""
+    if not controls:
+        return None
+    names = [n for pair in controls.items() for n in pair]
+    rows = []
+    for (regime, algo), g in table[table["regime"].isin(names)].groupby(
+            ["regime", "algorithm"], sort=False):
+        update = toy_update(algo)[0]
+        lm_dip = float(g["fall"].mean()) > FALL_MARGIN
+        row = {"regime": regime, "algorithm": algo,
+               "LM: change of P(stepwise)": rounded("{:+.0f} %", -100 * g['fall'].mean()),
+               "LM: crossover (median)": time_text(float(np.median(g["crossover"])))}
+        for opt, by_label in registered[regime]["predictions"].items():
+            if opt == OWN:
+                continue
+            p = by_label[update]
+            toy_dip = -p["toy dip"] > FALL_MARGIN
+            row[f"{opt}: change of π(a2)"] = rounded("{:+.0f} %", 100 * p['toy dip'])
+            row[f"{opt}: crossover"] = time_text(p["toy expansion"])
+            row[f"{opt}: dip as the LM's"] = "yes" if toy_dip == lm_dip else "no"
+        rows.append(row)
+    return grouped(pd.DataFrame(rows).set_index(["regime", "algorithm"]))
+
+
+
+def _effect(row: Any, fmt: str) -> str:
+    if np.isnan(row.estimate):
+        return "-"
+    if np.isnan(row.low):
+        return fmt.format(row.estimate + 0.0)
+    return f"{fmt.format(row.estimate + 0.0)} [{fmt.format(row.low + 0.0)}, {fmt.format(row.high + 0.0)}]"
+
+
+def verdict_table(rows: pd.DataFrame, claim: str) -> pd.DataFrame:
+    """``verdict_rows`` of one claim for the page: per arm and algorithm, each check with its
+    statistic's estimate and interval, the margin and the outcome; the checks that vote on the
+    claim marked."""
+    part = rows[rows["claim"] == claim]
+    return pd.DataFrame({
+        "arm": part["arm"], "algorithm": part["algorithm"], "check": part["check"],
+        "asks": part["asks"], "statistic": part["statistic"],
+        "estimate [interval]": [_effect(r, "{:+.2f}") for r in part.itertuples()],
+        "margin": part["margin"].map("{:g}".format), "outcome": part["outcome"],
+        "votes": part["votes"].map({True: "yes", False: ""})}).set_index(
+        ["arm", "algorithm", "check"])
+
+
+def rules_table() -> pd.DataFrame:
+    """Every rule that decides this chapter's readings, its value, where it lives and when it
+    was chosen: before the data it judges, or after (the page marks the conclusions that rest
+    on the latter)."""
+    after = "after the data it judges (earlier builds)"
+    rows = [("a first stage: the fall of P(stepwise)", f"{FALL_MARGIN:.0%}",
+             "regimes.scenario.FALL_MARGIN", "before the model's runs (a toy pilot)"),
+            ("stage 2 and the large-k checks: points of Pass@k", f"{RISE_MARGIN:g}",
+             "regimes.scenario.RISE_MARGIN", "before the model's runs (the reproduction "
+             "chapter's)"),
+            ("the large-k claim read in the arm: GRPO-N against the base and GRPO", "-",
+             "regimes.scenario.large_k", after),
+            ("the arm and its control start alike: a factor of P(stepwise)", f"{MATCH_FACTOR:g}",
+             "regimes.scenario.MATCH_FACTOR", after),
+            ("a Pass@k at its floor or ceiling cannot inform", f"{stats.BOUNDS[0]:g}-"
+             f"{stats.BOUNDS[1]:g} %", "stats.BOUNDS", after)]
+    return pd.DataFrame(rows, columns=["rule", "value", "where", "chosen"]).set_index("rule")

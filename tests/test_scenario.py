@@ -1,0 +1,123 @@
+"""The scenario chapter's decisions, from its runs alone (no page rendered): each check of
+``verdict_rows`` flips with a planted outcome on either side of its margin, and the closing
+chapter's record votes with GRPO's decision only."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from rlvr_dynamics import stats
+from rlvr_dynamics.chapters import scenario as chapter
+from rlvr_dynamics.regimes.scenario import FALL_MARGIN, RISE_MARGIN
+
+SEEDS = 4
+JITTER = np.array([-0.01, 0.0, 0.01, 0.005])
+
+
+def runs(arm_fall: float, control_fall: float, gain: float, grpo_n_gain: float = 0.0
+         ) -> pd.DataFrame:
+    """The stages' rows of an arm and its control, GRPO and GRPO-N, four seeds each: the arm's
+    GRPO falls by ``arm_fall`` (relative) and gains ``gain`` points; GRPO-N gains
+    ``grpo_n_gain``."""
+    rows = []
+    for regime, fall in (("arm", arm_fall), ("control", control_fall)):
+        for algo, g in (("GRPO", gain), ("GRPO-N", grpo_n_gain)):
+            for s in range(SEEDS):
+                rows.append({"regime": regime, "algorithm": algo, "seed": s,
+                             "fall": fall + JITTER[s], "gain": g + 10 * JITTER[s],
+                             "k": 16, "start": 40.0, "end": 40.0 + g + 10 * JITTER[s]})
+    return pd.DataFrame(rows)
+
+
+INFORMS = {"arm": (True, ""), "control": (True, "")}
+
+
+def decide(table: pd.DataFrame, same_start: bool = True, informs=INFORMS) -> pd.DataFrame:
+    rows = chapter.verdict_rows(table, {"arm": "control"}, informs,
+                                {"arm": (same_start, "" if same_start else "apart")})
+    return rows.set_index(["claim", "algorithm", "check"])
+
+
+def outcome(rows: pd.DataFrame, check: str, algorithm: str = "GRPO",
+            claim: str = "lm_two_stages") -> str:
+    return rows.loc[(claim, algorithm, check), "outcome"]
+
+
+def test_every_check_carries_its_statistic_interval_margin_and_outcome():
+    rows = decide(runs(0.6, 0.0, 8.0))
+    assert list(chapter.verdict_rows(runs(0.6, 0.0, 8.0), {"arm": "control"}, INFORMS,
+                                     {}).columns) == chapter.ROWS
+    stage1 = rows.loc[("lm_two_stages", "GRPO", "stage 1")]
+    assert stage1["estimate"] == pytest.approx(0.6 + JITTER.mean())
+    assert stage1["low"] < stage1["estimate"] < stage1["high"]
+    assert stage1["margin"] == FALL_MARGIN and stage1["outcome"] == stats.REPLICATES
+    assert outcome(rows, chapter.BOTH) == stats.REPLICATES
+
+
+@pytest.mark.parametrize("fall, expected", [(FALL_MARGIN + 0.3, stats.REPLICATES),
+                                            (FALL_MARGIN - 0.15, stats.NO_EFFECT),
+                                            (-FALL_MARGIN - 0.3, stats.OPPOSITE)])
+def test_stage_one_turns_on_its_margin(fall, expected):
+    rows = decide(runs(fall, 0.0, 8.0))
+    assert outcome(rows, "stage 1") == expected
+    assert (outcome(rows, chapter.BOTH) == stats.REPLICATES) == (expected == stats.REPLICATES)
+
+
+@pytest.mark.parametrize("control, expected", [(0.0, stats.REPLICATES),
+                                               (0.6, stats.NO_EFFECT)])
+def test_the_fall_must_be_the_bad_paths_doing(control, expected):
+    rows = decide(runs(0.6, control, 8.0))
+    assert outcome(rows, "against the control") == expected
+    assert (outcome(rows, chapter.BOTH) == stats.REPLICATES) == (expected == stats.REPLICATES)
+    apart = decide(runs(0.6, control, 8.0), same_start=False)
+    assert outcome(apart, "against the control") == stats.CANNOT_INFORM
+    assert outcome(apart, chapter.BOTH) == stats.REPLICATES  # the unmatched check does not vote
+
+
+@pytest.mark.parametrize("gain, expected", [(RISE_MARGIN + 3, stats.REPLICATES),
+                                            (0.0, stats.NO_EFFECT),
+                                            (-RISE_MARGIN - 3, stats.OPPOSITE)])
+def test_stage_two_turns_on_its_margin(gain, expected):
+    rows = decide(runs(0.6, 0.0, gain))
+    assert outcome(rows, "stage 2") == expected
+    assert (outcome(rows, chapter.BOTH) == stats.REPLICATES) == (expected == stats.REPLICATES)
+
+
+@pytest.mark.parametrize("grpo_n, expected", [(0.0, stats.REPLICATES),
+                                              (-RISE_MARGIN - 6, stats.OPPOSITE)])
+def test_grpo_n_holds_the_base_turns_on_its_margin(grpo_n, expected):
+    rows = decide(runs(0.6, 0.0, 8.0, grpo_n))
+    assert outcome(rows, "GRPO-N holds the base", "", "large_k") == expected
+
+
+def test_a_base_that_cannot_inform_votes_on_nothing():
+    rows = decide(runs(0.6, 0.0, 8.0), informs={"arm": (False, "at the ceiling"),
+                                                 "control": (True, "")})
+    assert outcome(rows, chapter.BOTH) == stats.CANNOT_INFORM
+    assert set(rows.xs("large_k")["outcome"]) == {stats.CANNOT_INFORM}
+
+
+def test_the_record_votes_with_grpos_decision_and_shows_grpo_ns_beside():
+    table = runs(0.6, 0.0, 8.0)
+    rows = chapter.verdict_rows(table, {"arm": "control"}, INFORMS, {})
+    record = {r["claim"]: r for r in chapter.record_rows(rows, {"lm_two_stages": "x",
+                                                                "large_k": "y"})}
+    two = record["lm_two_stages"]
+    assert [v for _, v in two["checks"]] == [stats.REPLICATES]
+    assert two["checks"][0][0].startswith("arm, GRPO: ")
+    assert [n.split(":")[0] for n, _ in two["also"]] == ["arm, GRPO-N"]
+    assert {n.split(": ")[1] for n, _ in record["large_k"]["checks"]} == {
+        "GRPO-N holds the base", "the base holds GRPO", "GRPO-N above GRPO"}
+    # a planted opposite stage 1 in GRPO's rows flips the recorded verdict
+    flipped = chapter.verdict_rows(runs(-0.6, 0.0, 8.0), {"arm": "control"}, INFORMS, {})
+    again = {r["claim"]: r for r in chapter.record_rows(flipped, {"lm_two_stages": "x",
+                                                                  "large_k": "y"})}
+    assert [v for _, v in again["lm_two_stages"]["checks"]] == [stats.OPPOSITE]
+
+
+def test_the_scenario_needs_its_arms_and_controls():
+    with pytest.raises(Exception, match="controls must name at least one arm"):
+        chapter.Params.parse({"controls": {}})
+    with pytest.raises(Exception, match=r"regimes \['extra'\] are neither an arm"):
+        chapter.Params.parse({"regimes": {"three paths": {"prior": 0.01, "guess": 0.495},
+                                          "two paths": {"prior": 0.01},
+                                          "extra": {"prior": 0.02}}})
