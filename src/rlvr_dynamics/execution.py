@@ -1,7 +1,8 @@
 """Execute a profile's notebooks with papermill: the chapters in book order (``chapters``),
 one notebook run with its resolved parameters injected and shown folded, as a reader reads them
 (``execute``, ``parameters_source``), and the stamp that says what made each executed copy
-(``stamp``: its profile, the commit, the fingerprints of the chapter's code and source); the
+(``stamp``: its profile, the commit, the fingerprints of the chapter's code and source), with
+the progress of its long work shown on the terminal as it goes (``run_papermill``); the
 cells a chapter without its results leaves out (``available``, ``declared``), its figures'
 captions (``captions``) and the rerun box under its title (``with_rerun_box``).
 
@@ -24,8 +25,9 @@ import jupytext
 import nbformat
 import papermill
 import yaml
+from tqdm.contrib.logging import logging_redirect_tqdm
 
-from rlvr_dynamics import REPO
+from rlvr_dynamics import REPO, progress
 from rlvr_dynamics.chapters import CAPTION, params_class
 from rlvr_dynamics.store import digest, scoped_fingerprint
 
@@ -121,9 +123,7 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     for folder in (running.parent, done.parent):
         folder.mkdir(parents=True, exist_ok=True)
     try:
-        papermill.execute_notebook(source, running, parameters=parameters,
-                                   kernel_name="python3", cwd=str(REPO / "notebooks"),
-                                   progress_bar=True)
+        run_papermill(source, running, parameters, REPO / "notebooks", notebook)
     except BaseException:
         failed = root / "failed" / f"{notebook}.ipynb"
         failed.parent.mkdir(parents=True, exist_ok=True)
@@ -145,6 +145,24 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     nbformat.write(nb, running)
     os.replace(running, done)
     return done
+
+
+FORWARD = "--IPKernelApp.exec_lines=__import__('rlvr_dynamics.progress').progress.forward()"
+"""The kernel's first line, run before any cell and binding no name: its progress bars also
+go to the runner's channel (``progress.forward``)."""
+
+
+def run_papermill(source: Path, output: Path, parameters: dict[str, Any], cwd: Path,
+                  name: str) -> None:
+    """Papermill's run of ``source`` into ``output``: its cell counter on the terminal and, as
+    log lines above it (``name | runs: 7/16 [20:10<25:56, 172.92s/it]``), the progress bars
+    of the kernel's long work (``progress.relayed``, through a file beside ``output``). The
+    executed notebook gets the cells' outputs as ever, nothing more."""
+    channel = output.with_name(f"{output.stem}.progress")
+    with logging_redirect_tqdm(), progress.relayed(
+            channel, lambda line: log.info("%s | %s", name, line)):
+        papermill.execute_notebook(source, output, parameters=parameters, kernel_name="python3",
+                                   cwd=str(cwd), progress_bar=True, extra_arguments=[FORWARD])
 
 
 DISPLAYS = ("display_data", "execute_result")
