@@ -2,8 +2,9 @@
 nothing: the book's pages and a table of contents without the chapters not executed (and with
 the pages of chapters shown again under other profiles), the package's source for the pages that
 include it, MathJax from local files, the run report, the findings written from the verdict
-records, the costs from this build's executions and the book's citation (at the markers
-``FINDINGS``, ``COSTS``, ``MEASURED``, ``CITATION``), then ``jupyter-book build`` with warnings as errors.
+records, the profiles from their files, the costs from this build's executions and the book's
+citation (at the markers ``FINDINGS``, ``PROFILES``, ``COSTS``, ``MEASURED``, ``CITATION``), then
+``jupyter-book build`` with warnings as errors.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import yaml
 
 from rlvr_dynamics import REPO, verdicts
 from rlvr_dynamics.execution import BOOK, chapters, pages
-from rlvr_dynamics.report import citation_md, costs_md, profile_costs_md, run_report
+from rlvr_dynamics.report import citation_md, costs_md, profile_costs_md, profiles_md, run_report
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,7 @@ MATHJAX = REPO / ".cache" / "mathjax" / "node_modules" / "mathjax" / "es5"
 MATHJAX_PARTS = ["tex-mml-chtml.js", "input", "output/chtml", "ui"]
 # the markers build_book replaces, as book/intro.md and book/rerun.md write them
 FINDINGS = "<!-- findings: written here from the verdict records by rlvr_dynamics.run -->"
+PROFILES = "<!-- profiles: written here from configs/*.yaml by rlvr_dynamics.run -->"
 COSTS = "<!-- costs: written here from this build's executed notebooks by rlvr_dynamics.run -->"
 MEASURED = "<!-- profile costs: written here from book/profile_costs.yaml by rlvr_dynamics.run -->"
 CITATION = "<!-- citation: written here from book/_config.yml by rlvr_dynamics.run -->"
@@ -88,8 +90,9 @@ def build_book(profile: str, verdicts_of: str | None = None) -> Path:
     intro = root / "intro.md"  # the findings are written from the verdict records, not by hand
     intro.write_text(intro.read_text().replace(
         FINDINGS, verdicts.findings(verdicts.table(verdicts_of or profile), verdicts_of or profile)))
-    rerun = root / "rerun.md"  # and the costs from this build's executed notebooks
-    rerun.write_text(rerun.read_text().replace(COSTS, costs_md(profile, root))
+    rerun = root / "rerun.md"  # the profiles from their files, the costs from the executions
+    rerun.write_text(rerun.read_text().replace(PROFILES, profiles_md())
+                     .replace(COSTS, costs_md(profile, root))
                      .replace(MEASURED, profile_costs_md()))
     references = root / "references.md"  # how to cite the book, at this build's commit
     references.write_text(references.read_text().replace(CITATION, citation_md()))

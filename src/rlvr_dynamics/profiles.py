@@ -2,7 +2,8 @@
 
 A profile fills the ``parameters`` cells of the notebooks::
 
-    description: one line
+    summary: one line                  # what it is: the README's table of profiles
+    description: in full               # the rerun page's table of profiles
     chapters: [training, verdict]      # optional: the chapters it runs (default: all)
     notebooks:
       toy_dynamics: {seeds: 100, steps: 400}
@@ -11,6 +12,8 @@ A chapter's value is, from weakest to strongest: its default (``chapters.<name>.
 the same as its notebook's ``parameters`` cell), the profile, the reader's override.
 ``resolve`` merges them and validates the result; ``plan`` resolves every selected chapter and
 the chapters they read, and hands each the parameters of those it reads (``upstream``).
+A profile's words (``about``) are written in its file only; the README's and the rerun page's
+tables of profiles are written from them (``report.profiles_md``).
 """
 from __future__ import annotations
 
@@ -74,6 +77,33 @@ def profile_chapters(name: str) -> list[str] | None:
         raise ParameterError(f"{CONFIGS / f'{name}.yaml'}: 'chapters' must list notebooks of "
                              f"{notebook_names()}, got {chapters!r}")
     return chapters
+
+
+TEXTS = ("summary", "description")
+"""What a profile's file says of it, the one place it is written: ``summary``, one line (the
+README's table of profiles), and ``description``, in full (the rerun page's)."""
+
+SUMMARY_CHARACTERS = 100
+"""The most a ``summary`` may hold: one line of the README's table."""
+
+
+def about(name: str) -> dict[str, str]:
+    """Profile ``name``'s words (``TEXTS``) from its file, each on one line; an error names the
+    file where one is missing or its summary is longer than ``SUMMARY_CHARACTERS``."""
+    load_profile(name)  # the profile exists and is valid
+    path = CONFIGS / f"{name}.yaml"
+    data = yaml.safe_load(path.read_text()) or {}
+    out = {}
+    for key in TEXTS:
+        text = data.get(key)
+        if not isinstance(text, str) or not text.strip():
+            raise ParameterError(f"{path}: no {key!r}: a profile's words are written in its file")
+        out[key] = " ".join(text.split())
+    if len(out["summary"]) > SUMMARY_CHARACTERS:
+        raise ParameterError(f"{path}: its summary has {len(out['summary'])} characters, more "
+                             f"than one line's {SUMMARY_CHARACTERS} (the rest belongs in its "
+                             "description)")
+    return out
 
 
 def notebook_names() -> list[str]:

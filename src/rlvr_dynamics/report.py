@@ -1,8 +1,9 @@
 """The pages that say how a build was made and what it cost: the run report (commit, machine,
 each page's profile, commit, time and wall time beside the reference build's, the results of
 older code kept and the damaged ones set aside, every chapter's parameters: ``run_report``), the
-rerun page's tables of this build's costs (``costs_md``) and of the other profiles' measured
-costs (``profile_costs_md``, from ``PROFILE_COSTS``), and a profile's cost in a sentence
+rerun page's tables of the profiles (``profiles_md``, from their files: also the README's), of
+this build's costs (``costs_md``) and of the other profiles' measured costs
+(``profile_costs_md``, from ``PROFILE_COSTS``), and a profile's cost in a sentence
 (``measured_cost``).
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import yaml
 
 from rlvr_dynamics.chapters import REFERENCE_COSTS
 from rlvr_dynamics.execution import BOOK, STAMP, commit, pages
+from rlvr_dynamics.profiles import about, available_profiles, notebook_names, profile_chapters
 from rlvr_dynamics.store import damaged_set_aside, stale_reused
 
 PROFILE_COSTS = BOOK / "profile_costs.yaml"
@@ -34,6 +36,25 @@ def executions(root: Path) -> dict[str, dict[str, Any]]:
         meta = nbformat.read(root / "notebooks" / f"{name}.ipynb", as_version=4).metadata
         out[name] = {**meta.get("papermill", {}), STAMP: meta.get(STAMP, {})}
     return out
+
+
+def chapters_md(profile: str) -> str:
+    """The chapters ``profile`` runs, for people: "all", "all but" the few it leaves out, or
+    their list (``profiles.profile_chapters``)."""
+    chosen = profile_chapters(profile)
+    if chosen is None:
+        return "all"
+    left = [name for name in notebook_names() if name not in chosen]
+    return f"all but {', '.join(left)}" if len(left) < len(chosen) else ", ".join(chosen)
+
+
+def profiles_md(text: str = "description") -> str:
+    """The table of every profile in ``configs/``: its name, the chapters it runs and its
+    words from its file (``profiles.about``: ``text`` is ``"description"`` for the rerun page,
+    ``"summary"`` for the README)."""
+    cell = {name: about(name)[text].replace("|", r"\|") for name in available_profiles()}
+    rows = [f"| `{name}` | {chapters_md(name)} | {words} |" for name, words in cell.items()]
+    return "\n".join(["| profile | chapters | what it is |", "|---|---|---|", *rows, ""])
 
 
 def costs_md(profile: str, root: Path) -> str:
