@@ -13,7 +13,8 @@ on the rare path as a dial), ``registry`` (models and tasks by name), ``exact`` 
 tree: exact Pass@k), ``verdicts``; ``measure`` (a model evaluated as the paper evaluates),
 ``rl`` (GRPO/GSPO and their -N variants on TRL, and Figure 2's readings), ``boundary`` and
 ``comparison`` (trained models against their base: Tables 1 and 4 over seeds, Section 4's
-claims); ``chapters`` (one package per chapter: parameters and computations, then figures,
+claims), ``regimes`` (the paper's scenario in the language model: its grid of runs, their
+readings and the rules that decide); ``chapters`` (one package per chapter: parameters and computations, then figures,
 tables and sentences above them; the words, panels and styles several chapters share beside
 them); ``profiles``; ``page`` (a page's first lines), ``execution`` (the notebooks run by
 papermill), ``report`` (the run report and the cost pages), ``book`` (the HTML book of a
