@@ -141,7 +141,7 @@ def test_a_task_re_keys_only_the_results_computed_on_it(package_copy):
     SmolLM2 runs' key and leaves the sums runs' (the ladder's) where they were. Without
     the task scope (``tasks=None``, every task the code imports) the same edit moves both: the
     check can fail."""
-    from rlvr_dynamics.chapters import params_class
+    from rlvr_dynamics.profiles import params_class
     from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
 
     sums_run = params_class("training")().run_config("grpo", 0)

@@ -263,27 +263,25 @@ def test_the_variants_of_an_arms_runs_carry_their_knobs():
     rung's knobs on every run; an unknown rung or way of training is named; a regime without a
     guess is refused (the ladder climbs from the scenario's arms)."""
     from rlvr_dynamics.chapters import ladder as chapter
-    from rlvr_dynamics.chapters import needed
 
     P = chapter.Params.parse({"seeds": [0, 1], "without_stepwise_steps": 3,
                               "ladder": ["R2", "R3"]})
-    T = needed(P, "training")
     hashes = {"three paths": "abc"}
-    built = P.variant(T, "as built", hashes)
+    built = P.variant("as built", hashes)
     assert {c.registration for c in built.values()} == {"abc"} and len(built) == 4
-    without = P.variant(T, "without stepwise", hashes)
+    without = P.variant("without stepwise", hashes)
     assert sorted(without) == [("three paths", "grpo", 0), ("three paths", "grpo", 1)]
     cfg = without["three paths", "grpo", 0]
     assert (cfg.without_stepwise, cfg.steps, cfg.probe_every, cfg.stop_after_crossover,
             cfg.registration) == (True, 3, 3, None, "abc")
-    r2, r3, r5 = (P.variant(T, rung, hashes) for rung in ("R2", "R3", "R5"))
+    r2, r3, r5 = (P.variant(rung, hashes) for rung in ("R2", "R3", "R5"))
     assert all(c.model == dataclasses.replace(built[key].model, first_tokens=True, tied=False)
                and not c.first_character_only and c.registration == "abc"
                for key, c in r5.items()) and len(r5) == 4
     assert {c.path_prior for c in r5.values()} == {P.regimes["three paths"].prior}
     moved = P.model_copy(update={"rung_priors": {"R5": {"three paths": 0.03}}})
-    assert {c.path_prior for c in moved.variant(T, "R5").values()} == {0.03}
-    assert moved.variant(T, "R3") == P.variant(T, "R3")  # the other rungs keep the arm's prior
+    assert {c.path_prior for c in moved.variant("R5").values()} == {0.03}
+    assert moved.variant("R3") == P.variant("R3")  # the other rungs keep the arm's prior
     with pytest.raises(Exception, match=r"rung_priors\['R5'\]: a rung of ladder"):
         chapter.Params.parse({"ladder": ["R5"], "rung_priors": {"R5": {"two paths": 0.03}}})
     with pytest.raises(Exception, match=r"regimes \['two paths'\] have no guess"):
@@ -322,7 +320,6 @@ def test_each_rung_is_registered_from_the_base_its_runs_start_from(monkeypatch):
     arm's (the same registration as the scenario's); and the runs of each way record the hash
     of the registration made for it."""
     from rlvr_dynamics.chapters import ladder as chapter
-    from rlvr_dynamics.chapters import needed
     from rlvr_dynamics.rl.registration import content_hash
 
     grid = fake_registration(monkeypatch)
@@ -330,23 +327,22 @@ def test_each_rung_is_registered_from_the_base_its_runs_start_from(monkeypatch):
     monkeypatch.setattr(grid, "load_dynamics", lambda cfg: cfg)
     P = chapter.Params.parse({"seeds": [0], "ladder": ["R2", "R5"],
                               "rung_priors": {"R5": {"three paths": 0.03}}})
-    T = needed(P, "training")
     arm = chapter.register(P)
     for how in ("R2", "without stepwise"):
         assert chapter.register(P, how) == arm
     r5 = chapter.register(P, "R5")
     assert r5["three paths"] != arm["three paths"]
     assert r5["three paths"]["policy"] == registry.spec_text(
-        P.variant(T, "R5")["three paths", "grpo", 0].policy)
+        P.variant("R5")["three paths", "grpo", 0].policy)
     assert "0.03" in r5["three paths"]["policy"]
     dynamics = chapter.train_ways(P)["R5"].dynamics
     assert {cfg.registration for cfg in dynamics.values()} == {content_hash(r5["three paths"])}
-    assert P.model_copy(update={"without_stepwise_steps": 0}).variant(T, "without stepwise") \
+    assert P.model_copy(update={"without_stepwise_steps": 0}).variant("without stepwise") \
         == {}
     with pytest.raises(Exception, match="ladder has 'R9'"):
         chapter.Params.parse({"ladder": ["R9"]})
     with pytest.raises(Exception, match="how='R7'"):
-        P.variant(T, "R7")
+        P.variant("R7")
 
 
 def test_every_run_of_every_way_trains_in_one_pool_longest_first(monkeypatch):
@@ -355,7 +351,6 @@ def test_every_run_of_every_way_trains_in_one_pool_longest_first(monkeypatch):
     before the pool starts; the longest first: the most steps, then the whole loss before the
     first character's, then GRPO before GRPO-N; each way's runs handed back as its own."""
     from rlvr_dynamics.chapters import ladder as chapter
-    from rlvr_dynamics.chapters import needed
     from rlvr_dynamics.rl.registration import content_hash
 
     calls, made = [], []
@@ -373,8 +368,7 @@ def test_every_run_of_every_way_trains_in_one_pool_longest_first(monkeypatch):
     assert len(calls) == 1
     runs, registered = calls[0]
     assert registered == len(made)  # every registration made before the pool
-    T = needed(P, "training")
-    ways = {how: P.variant(T, how, {name: content_hash(record) for name, record in
+    ways = {how: P.variant(how, {name: content_hash(record) for name, record in
                                     chapter.register(P, how).items()})
             for how in ("as built", "without stepwise", "R3", "R5")}
     assert sorted(map(repr, runs)) == sorted(repr(c) for v in ways.values() for c in v.values())

@@ -6,11 +6,11 @@ import sys
 import pytest
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.chapters import NAMES, ParameterError, needed, params_class
+from rlvr_dynamics.chapters import NAMES, ParameterError
 from rlvr_dynamics.chapters import reproduction as rp
 from rlvr_dynamics.chapters import toy_dynamics
 from rlvr_dynamics.profiles import (available_profiles, load_profile, notebook_defaults,
-                                    parse_overrides, plan, resolve)
+                                    params_class, parse_overrides, plan, resolve)
 from rlvr_dynamics.execution import chapters
 
 
@@ -109,10 +109,10 @@ def test_a_page_run_by_hand_gets_its_profiles_values(profile):
 
 
 def test_the_cpu_profile_is_the_declared_defaults():
+    """Every chapter's defaults are the cpu profile's, the parameters it reads of other chapters
+    (``dependencies``) included: they default to those chapters' defaults."""
     for nb, values in plan("cpu", chapters()).items():
-        default = params_class(nb)().values()
-        assert {k: v for k, v in values.items() if k != "upstream"} == \
-            {k: v for k, v in default.items() if k != "upstream"}, nb
+        assert values == params_class(nb)().values(), nb
 
 
 def test_unknown_profile_lists_the_available_ones():
@@ -152,12 +152,12 @@ def test_overrides_parse_as_yaml_and_need_a_declaring_chapter():
 def test_an_override_of_the_training_chapter_reaches_the_reproduction_chapter():
     """The runs the reproduction chapter evaluates are the training chapter's, overrides
     included -- whether both chapters run or only the reproduction one."""
-    default = needed(params_class("reproduction").parse(
-        plan("smoke", ["reproduction"])["reproduction"]), "training")
+    default = params_class("reproduction").parse(
+        plan("smoke", ["reproduction"])["reproduction"]).training
     for selected in (chapters(), ["reproduction"]):
         P = params_class("reproduction").parse(
             plan("smoke", selected, ["learning_rate=0.002"])["reproduction"])
-        T = needed(P, "training")
+        T = P.training
         runs = T.runs()
         assert {cfg.learning_rate for cfg in runs.values()} == {0.002}
         assert set(runs) == set(default.runs())
@@ -165,18 +165,34 @@ def test_an_override_of_the_training_chapter_reaches_the_reproduction_chapter():
 
 
 def test_the_training_chapter_starts_from_the_base_model_chapters_base():
-    T = needed(params_class("reproduction").parse(
-        plan("smoke", chapters(), ["base_model.steps=150"])["reproduction"]), "training")
+    T = params_class("reproduction").parse(
+        plan("smoke", chapters(), ["base_model.steps=150"])["reproduction"]).training
     assert {cfg.model.steps for cfg in T.runs().values()} == {150}
-    assert T.runs()[("grpo", 0, None)].model == needed(T, "base_model").config()
+    assert T.runs()[("grpo", 0, None)].model == T.pretraining.config()
 
 
-def test_a_chapter_run_alone_outside_the_cpu_profile_needs_the_runner():
-    P = rp.Params(profile="smoke")
-    with pytest.raises(ParameterError, match="python -m rlvr_dynamics.run --profile smoke "
-                                             "--nb reproduction"):
-        needed(P, "training")
-    assert needed(rp.Params(), "training").runs() == params_class("training")().runs()
+def test_what_a_chapter_reads_of_another_is_a_typed_field_filled_by_the_runner():
+    """A chapter reads another's parameters through a field of a library type that the other's
+    ``Params`` is (no chapter name in a string): the runner fills it from that chapter's
+    resolved values, a profile cannot set it behind that chapter's back, and the default is
+    that chapter's defaults (the cpu profile)."""
+    from rlvr_dynamics.profiles import dependencies
+    from rlvr_dynamics.rl.grid import Training
+    from rlvr_dynamics.toy import ToySettings
+    assert {f: (c, k) for f, (c, k) in dependencies("scenario").items()} == {
+        "training": ("training", Training), "toy": ("toy_dynamics", ToySettings)}
+    assert dependencies("training") == {"pretraining": ("base_model", type(
+        params_class("training")().pretraining))}
+    assert dependencies("theory") == {}
+    smoke = params_class("scenario").parse(plan("smoke", ["scenario"])["scenario"])
+    assert smoke.training == Training.model_validate(
+        {k: v for k, v in plan("smoke", ["training"])["training"].items()
+         if k in Training.model_fields})
+    assert smoke.training != Training() and smoke.toy.optimizer == "adam"
+    with pytest.raises(ParameterError, match="'training' .* holds the parameters of the chapter "
+                                             "'training': set them there"):
+        resolve("smoke", "scenario", {"training": {"steps": 3}})
+    assert rp.Params().training.runs() == params_class("training")().runs()
 
 
 def test_runner_rejects_bad_input_before_executing_anything(tmp_path):

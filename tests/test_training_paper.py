@@ -69,7 +69,7 @@ def test_the_printed_launch_command_trains_the_missing_run_itself(chapter, tmp_p
     launched as asked: the command the error prints resolves to the same store key."""
     import shlex
 
-    from rlvr_dynamics.chapters import needed, regime_map, training
+    from rlvr_dynamics.chapters import regime_map, training
     from rlvr_dynamics.profiles import plan
     from rlvr_dynamics.run import train_config
     from rlvr_dynamics.rl.runs import obtain, run_dir
@@ -81,7 +81,7 @@ def test_the_printed_launch_command_trains_the_missing_run_itself(chapter, tmp_p
         P = regime_map.Params.parse(plan("smoke", ["regime_map"], [
             "regimes={low: {prior: 0.002, guess: 0.3, hard_share: 0.4}}",
             "contrasts=[]", "steps=7"])["regime_map"])
-        cfg = P.runs(needed(P, "training"))["low", "grpo_n", 0]
+        cfg = P.runs()["low", "grpo_n", 0]
         assert (cfg.path_prior, cfg.path_guess, cfg.hard_share, cfg.steps) == \
             (0.002, 0.3, 0.4, 7) and cfg.probe_every and cfg.stop_after_crossover is not None
     with pytest.raises(FileNotFoundError) as missing:

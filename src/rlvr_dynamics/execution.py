@@ -12,7 +12,6 @@ chapter shown again as another profile executed it (``instance``).
 """
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import os
@@ -28,7 +27,8 @@ import yaml
 from tqdm.contrib.logging import logging_redirect_tqdm
 
 from rlvr_dynamics import REPO, progress
-from rlvr_dynamics.chapters import CAPTION, params_class
+from rlvr_dynamics.chapters import CAPTION
+from rlvr_dynamics.profiles import dependencies, module, params_class
 from rlvr_dynamics.store import digest, scoped_fingerprint
 
 log = logging.getLogger(__name__)
@@ -92,8 +92,7 @@ are there without the second, so that no page holds a branch on them or an empty
 def available(notebook: str, parameters: dict[str, Any]) -> bool:
     """Whether ``notebook``'s results can be shown under ``parameters``: its chapter module's
     ``available(P)``, or True for a chapter that always computes its own."""
-    module = importlib.import_module(f"rlvr_dynamics.chapters.{notebook}")
-    check = getattr(module, "available", None)
+    check = getattr(module(notebook), "available", None)
     return True if check is None else check(params_class(notebook).parse(parameters))
 
 
@@ -107,7 +106,7 @@ def declared(nb: nbformat.NotebookNode, notebook: str, present: bool = True
     nb.cells = [c for c in nb.cells if dropped not in c.get("metadata", {}).get("tags", [])]
     for cell in nb.cells:
         if "parameters" in cell.get("metadata", {}).get("tags", []):
-            cell.source = parameters_source(params_class(notebook)().values())
+            cell.source = parameters_source(params_class(notebook)().values(), notebook)
     return nb
 
 
@@ -140,7 +139,7 @@ def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
         if "parameters" in tags and "remove-cell" not in tags:
             tags.append("remove-cell")
         if "injected-parameters" in tags:
-            cell.source = parameters_source(parameters)
+            cell.source = parameters_source(parameters, notebook)
             tags += [t for t in ("hide-input",) if t not in tags]
     nbformat.write(nb, running)
     os.replace(running, done)
@@ -287,11 +286,13 @@ def stamp(profile: str, notebook: str) -> dict[str, str]:
             "source": digest(REPO / "notebooks" / f"{notebook}.md")}
 
 
-def parameters_source(parameters: dict[str, Any]) -> str:
-    """The injected parameters as a reader reads them: one assignment each, long values
-    wrapped (``pprint``), the chapters' ``upstream`` dictionary last."""
+def parameters_source(parameters: dict[str, Any], notebook: str) -> str:
+    """The injected parameters of ``notebook`` as a reader reads them: one assignment each,
+    long values wrapped (``pprint``), those that hold another chapter's parameters
+    (``profiles.dependencies``) last."""
     lines = []
-    for name in sorted(parameters, key=lambda name: (name == "upstream", name)):
+    read = dependencies(notebook)
+    for name in sorted(parameters, key=lambda name: (name in read, name)):
         indent = " " * (len(name) + 3)
         text = pprint.pformat(parameters[name], width=88 - len(indent), compact=True,
                               sort_dicts=False)

@@ -29,6 +29,15 @@ def ListOf(item: Any, min_len: int = 1):
     return Annotated[list[item], Field(min_length=min_len)]
 
 
+Distribution = Annotated[list[Real(0)], Field(min_length=1)]
+"""A probability vector (``require_distribution`` checks that it sums to one)."""
+
+
+def require_distribution(name: str, v: list[float]) -> None:
+    require(abs(sum(v) - 1.0) <= 1e-6, f"{name}: probabilities must sum to 1, they sum to "
+                                        f"{sum(v):.6g}")
+
+
 def require(condition: bool, message: str) -> None:
     """A cross-check: raise ``ValueError(message)`` unless ``condition``."""
     if not condition:

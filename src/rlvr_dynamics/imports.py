@@ -71,8 +71,8 @@ def chapter_of(module: str) -> str | None:
 def chapter_imports() -> list[str]:
     """Every import of one chapter's module by another chapter's ("a imports b at line n"):
     empty when chapters stand on the library and the shared modules, not on each other. A
-    chapter reads another's *parameters* through ``chapters.needed`` (declared in its
-    ``needs``), never by importing it."""
+    chapter reads another's *parameters* as a field of a library type that the other's
+    ``Params`` is (``training: rl.grid.Training``), never by importing it."""
     return [f"{m} imports {t} at line {lines[0][0]}" for m, edges in graph().items()
             for t, lines in edges.items()
             if chapter_of(m) and chapter_of(t) and chapter_of(m) != chapter_of(t)]

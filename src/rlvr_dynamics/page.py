@@ -16,9 +16,9 @@ from typing import Any
 
 import torch
 
-from rlvr_dynamics.chapters import ChapterParams, params_class
+from rlvr_dynamics.chapters import ChapterParams
 from rlvr_dynamics.chapters.style import for_pages
-from rlvr_dynamics.profiles import plan
+from rlvr_dynamics.profiles import params_class, plan
 
 
 def parameters(namespace: dict[str, Any], chapter: str) -> ChapterParams:

@@ -22,8 +22,10 @@ from typing import Sequence
 
 import numpy as np
 import torch
+from pydantic import BaseModel, ConfigDict, model_validator
 from tqdm.auto import tqdm
 
+from rlvr_dynamics.fields import Int, ListOf, NonNegative, Positive, Probability, require
 from rlvr_dynamics.models import (char_tokenizer, completion_ids, first_ids, load_tiny,
                                   tiny_qwen2)
 from rlvr_dynamics.store import Entry, atomic_write, config_key, read_json, results_dir
@@ -100,6 +102,50 @@ class PretrainConfig:
     @property
     def key(self) -> str:
         return config_key(self.as_dict())
+
+
+class Pretraining(BaseModel):
+    """The base model as its chapter declares it and the chapters that train from it read it
+    (``config``): ``steps`` of ``batch`` sequences, ``hidden`` x ``layers``, AdamW at ``lr``,
+    ``worked`` extra stepwise examples per step, sums of ``operands`` numbers, and the author
+    of its corpus (``stepwise``, ``carry_slip``, ``carry_cap``, ``step_slip``,
+    ``correction``: ``tasks.sums.Author``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_default=True)
+
+    seed: Int(0) = 0
+    steps: Int(1) = 2000
+    hidden: Int(4) = 128
+    layers: Int(1) = 4
+    batch: Int(1) = 128
+    lr: Positive = 0.002
+    worked: NonNegative = 0.25
+    operands: ListOf(Int(2), 2) = [2, 9]
+    stepwise: Probability = 0.05
+    carry_slip: Probability = 0.3
+    carry_cap: Int(0) | None = 2
+    step_slip: Probability = 0.02
+    correction: Probability = 0.03
+
+    @model_validator(mode="after")
+    def _cross(self):
+        require(len(self.operands) == 2 and self.operands[0] <= self.operands[1],
+                "operands must be [lo, hi] with 2 <= lo <= hi")
+        require(self.hidden % 4 == 0, f"hidden={self.hidden} must be divisible by the 4 heads")
+        require(self.step_slip + self.correction <= 1, "step_slip + correction must be <= 1")
+        return self
+
+    def author(self) -> Author:
+        return Author(stepwise=self.stepwise, carry_slip=self.carry_slip,
+                      carry_cap=self.carry_cap, step_slip=self.step_slip,
+                      correction=self.correction)
+
+    def config(self) -> PretrainConfig:
+        """The base model these parameters describe (its cache key)."""
+        return PretrainConfig(task=SumTask(), author=self.author(),
+                              operands=tuple(self.operands), hidden=self.hidden,
+                              layers=self.layers, steps=self.steps, batch=self.batch,
+                              lr=self.lr, seed=self.seed, worked=self.worked)
 
 
 LATER = {"first_tokens": False, "tied": True}

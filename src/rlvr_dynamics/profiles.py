@@ -11,7 +11,10 @@ A profile fills the ``parameters`` cells of the notebooks::
 A chapter's value is, from weakest to strongest: its default (``chapters.<name>.Params``,
 the same as its notebook's ``parameters`` cell), the profile, the reader's override.
 ``resolve`` merges them and validates the result; ``plan`` resolves every selected chapter and
-the chapters they read, and hands each the parameters of those it reads (``upstream``).
+the chapters they read: a chapter that reads another declares a field of a library type that
+the other's ``Params`` is (``dependencies``: the scenario's ``training: rl.grid.Training`` is
+the training chapter's), and the field is filled with that chapter's resolved values. The
+chapters are imported here, each by name (``CHAPTERS``): the runner's table of them.
 A profile's words (``about``) are written in its file only; the README's and the rerun page's
 tables of profiles are written from them (``report.profiles_md``).
 """
@@ -24,10 +27,48 @@ from typing import Any
 import jupytext
 import yaml
 
+from pydantic import BaseModel
+
 from rlvr_dynamics import REPO
-from rlvr_dynamics.chapters import CONFIGS, NAMES, ParameterError, params_class
+from rlvr_dynamics.chapters import (CONFIGS, NAMES, ChapterParams, ParameterError, base_model,
+                                    evaluation, ladder, pretrained, regime_map, reproduction,
+                                    scenario, theory, toy_dynamics, training, verdict)
 
 NOTEBOOKS = REPO / "notebooks"
+
+CHAPTERS = {m.__name__.rsplit(".", 1)[-1]: m
+            for m in (theory, toy_dynamics, base_model, evaluation, training, reproduction,
+                      scenario, ladder, regime_map, pretrained, verdict)}
+"""Each chapter's module by its name (the names of ``chapters.NAMES``, in book order)."""
+assert tuple(CHAPTERS) == NAMES, f"CHAPTERS {list(CHAPTERS)} must list chapters.NAMES {NAMES}"
+
+
+def module(name: str):
+    """The module of chapter ``name``."""
+    if name not in CHAPTERS:
+        raise ParameterError(f"unknown chapter {name!r}; known: {list(NAMES)}")
+    return CHAPTERS[name]
+
+
+def params_class(name: str) -> type[ChapterParams]:
+    return module(name).Params
+
+
+def dependencies(name: str) -> dict[str, tuple[str, type[BaseModel]]]:
+    """The fields of ``name``'s parameters that another chapter's parameters fill: field ->
+    (that chapter, the field's type), where that chapter's ``Params`` is of the field's type
+    (the training chapter's ``Params`` is an ``rl.grid.Training``)."""
+    out = {}
+    for field, info in params_class(name).model_fields.items():
+        kind = info.annotation
+        if isinstance(kind, type) and issubclass(kind, BaseModel):
+            makers = [n for n in NAMES if n != name and issubclass(params_class(n), kind)]
+            if len(makers) > 1:
+                raise ParameterError(f"{name}.{field}: the chapters {makers} all make a "
+                                     f"{kind.__name__}; one must")
+            if makers:
+                out[field] = (makers[0], kind)
+    return out
 
 
 def available_profiles() -> list[str]:
@@ -139,22 +180,28 @@ def notebook_defaults(name: str) -> dict[str, Any]:
 
 
 def resolve(profile: str, notebook: str, overrides: dict[str, Any] | None = None,
-            upstream: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
-    """Parameters of ``notebook`` under ``profile`` with ``overrides`` (and, for a chapter
-    that reads others, their resolved parameters as ``upstream``), validated."""
+            read: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Parameters of ``notebook`` under ``profile`` with ``overrides`` and, for a chapter that
+    reads others, the resolved parameters of each (``read``: chapter -> its values) in the
+    field that holds them (``dependencies``), validated."""
     cls = params_class(notebook)
+    filled = dependencies(notebook)
     layers = {f"profile {profile!r}": load_profile(profile).get(notebook, {}),
               "override": overrides or {}}
     values: dict[str, Any] = {}
     for where, layer in layers.items():
         for name, value in layer.items():
-            if name not in cls.model_fields or name in ("profile", "upstream"):
+            if name in filled:
+                raise ParameterError(f"{notebook}: {name!r} ({where}) holds the parameters of "
+                                     f"the chapter {filled[name][0]!r}: set them there")
+            if name not in cls.model_fields or name == "profile":
                 raise ParameterError(f"{notebook}: unknown parameter {name!r} ({where}); "
-                                     f"valid: {sorted(set(cls.model_fields) - {'upstream'})}")
+                                     f"valid: {sorted(set(cls.model_fields) - set(filled))}")
             values[name] = value
     values["profile"] = profile
-    if cls.needs:
-        values["upstream"] = upstream or {}
+    for field, (chapter, kind) in filled.items():
+        if chapter in (read or {}):
+            values[field] = {k: v for k, v in read[chapter].items() if k in kind.model_fields}
     return cls.parse(values).values()
 
 
@@ -165,7 +212,7 @@ def needs_of(selected: list[str]) -> list[str]:
         name = todo.pop()
         if name not in scope:
             scope.add(name)
-            todo.extend(params_class(name).needs)
+            todo.extend(chapter for chapter, _ in dependencies(name).values())
     return [n for n in NAMES if n in scope]
 
 
@@ -176,8 +223,7 @@ def plan(profile: str, selected: list[str], pairs: list[str] = ()) -> dict[str, 
     overrides = parse_overrides(list(pairs), selected, scope)
     out: dict[str, dict[str, Any]] = {}
     for name in scope:  # book order: a chapter comes after the chapters it reads
-        upstream = {n: out[n] for n in params_class(name).needs}
-        out[name] = resolve(profile, name, overrides.get(name), upstream)
+        out[name] = resolve(profile, name, overrides.get(name), out)
     return out
 
 

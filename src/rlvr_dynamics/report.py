@@ -18,8 +18,9 @@ import nbformat
 import yaml
 
 from rlvr_dynamics.chapters import REFERENCE_COSTS
-from rlvr_dynamics.execution import BOOK, STAMP, commit, pages
-from rlvr_dynamics.profiles import about, available_profiles, notebook_names, profile_chapters
+from rlvr_dynamics.execution import BOOK, STAMP, chapter_of, commit, pages
+from rlvr_dynamics.profiles import (about, available_profiles, dependencies, notebook_names,
+                                    profile_chapters)
 from rlvr_dynamics.store import damaged_set_aside, stale_reused
 
 PROFILE_COSTS = BOOK / "profile_costs.yaml"
@@ -157,7 +158,8 @@ def run_report(profile: str, root: Path) -> str:
                      f"| {str(meta.get('end_time', ''))[:16].replace('T', ' ')} "
                      f"| {minutes[name]:.1f} min |{then}")
         params = dict(meta.get("parameters", {}))
-        reads = list(params.pop("upstream", {}))
+        held = dependencies(chapter_of(name)) if chapter_of(name) in notebook_names() else {}
+        reads = [held[field][0] for field in held if params.pop(field, None) is not None]
         params_md += [f"**{name}**" + (f" (reads the parameters of: {', '.join(reads)})"
                                        if reads else ""), "", "```yaml",
                       yaml.safe_dump(params, sort_keys=True).strip(), "```", ""]

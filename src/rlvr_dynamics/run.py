@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 
 from rlvr_dynamics.book import build_book
-from rlvr_dynamics.chapters import ParameterError, params_class
+from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.execution import chapters, execute
-from rlvr_dynamics.profiles import plan, profile_chapters
+from rlvr_dynamics.profiles import params_class, plan, profile_chapters
 from rlvr_dynamics.publish import publish
 from rlvr_dynamics.store import read_json
 from rlvr_dynamics.rl.config import TrainConfig

@@ -27,7 +27,9 @@ from pathlib import Path
 from typing import Iterable, Iterator
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, model_validator
 
+from rlvr_dynamics.fields import Distribution, Int, ListOf, Positive, Real, require, require_distribution
 from rlvr_dynamics.progress import bar
 from rlvr_dynamics.store import Entry, config_key, read_npz, write_npz
 from rlvr_dynamics.theory import expected_group_logit_update, logit_update, softmax
@@ -45,6 +47,46 @@ def optimizers(adam_lr: float, sgd_lr: float) -> dict[str, dict[str, object]]:
     """The two optimizers the book compares, by name: Adam at the paper's eta (Algorithm 1)
     and plain SGD at ``sgd_lr`` (keyword arguments of ``run`` / ``summarise``)."""
     return {"Adam": dict(optimizer="adam", lr=adam_lr), "SGD": dict(optimizer="sgd", lr=sgd_lr)}
+
+
+def check_scenario(where: str, pi0: list[float], r: list[float]) -> None:
+    """A toy setting of the paper's scenario: ``pi0`` a distribution with every action's mass
+    above zero, a reward per action, at least three actions, and a2 rarer and better than a1;
+    else a ``ValueError`` naming ``where``."""
+    require_distribution(where, pi0)
+    require(len(pi0) == len(r), f"{where}: {len(pi0)} initial probabilities but {len(r)} "
+                                "rewards")
+    require(len(pi0) >= 3, f"{where}: the toy needs at least 3 actions (a1, a2, a3)")
+    require(min(pi0) > 0, f"{where}: every initial probability must be > 0 (a softmax policy "
+                          "gives every action some mass)")
+    require(pi0[0] > pi0[1] and r[0] < r[1], f"{where}: the toy's scenario needs pi(a1) > "
+                                             "pi(a2) and r(a1) < r(a2) (a2 is the rare better "
+                                             "action)")
+
+
+class ToySettings(BaseModel):
+    """The toy's main setting, as the toy chapter declares it and the chapters that set the toy
+    beside the language model read it: Algorithm 1 from ``pi0`` with rewards ``rewards`` and
+    group size ``G`` at temperature ``tau``, the ``optimizer`` at ``lr``, and SGD at ``sgd_lr``
+    where the two optimizers are compared (``optimizers``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_default=True)
+
+    G: Int(2) = 2
+    lr: Positive = 0.1
+    optimizer: str = "adam"
+    tau: Positive = 1.0
+    pi0: Distribution = [0.495, 0.01, 0.495]
+    rewards: ListOf(Real()) = [0.5, 1.0, 0.0]
+    sgd_lr: Positive = 1.0
+
+    @model_validator(mode="after")
+    def _toy(self):
+        require(self.optimizer in OPTIMIZERS, f"optimizer={self.optimizer!r} must be one of "
+                                              f"{list(OPTIMIZERS)}")
+        check_scenario("pi0/rewards", self.pi0, self.rewards)
+        return self
+
 
 # --- inputs ----------------------------------------------------------------------------------
 

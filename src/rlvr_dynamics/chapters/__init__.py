@@ -2,28 +2,29 @@
 
 A chapter module holds the chapter's typed parameters (``Params``, a pydantic model: the
 defaults are the ``cpu`` profile's values, with ranges and cross-checks whose errors name the
-parameter), the chapters whose parameters it reads (``Params.needs``), its computations, its
-readings (the claim checks and their thresholds) and its figures. The notebook is prose, its
-``parameters`` cell (the profile's name only) and a few calls::
+parameter), its computations, its readings (the claim checks and their thresholds) and its
+figures. What a chapter reads of another chapter's parameters is a typed object of the library
+that both declare: the chapter that makes it inherits it (the training chapter's ``Params`` is
+an ``rl.grid.Training``), the chapters that read it declare a field of its type (``training:
+Training``). The notebook is prose, its ``parameters`` cell (the profile's name only) and a few
+calls::
 
     P = page.opened(globals(), "scenario")       # right after the parameters cell
-    T = needed(P, "training")                    # the training chapter's parameters
+    T = P.training                               # the training chapter's runs and settings
 
-The runner (``rlvr_dynamics.run``) resolves every chapter's parameters (defaults < profile <
-overrides) before anything executes and hands each chapter those of the chapters it needs, in
-its ``upstream`` parameter: an override of the training chapter reaches every chapter that
-reads the training runs.
+The runner (``rlvr_dynamics.profiles``) resolves every chapter's parameters (defaults < profile
+< overrides) before anything executes and fills each such field from the chapter that makes its
+type: an override of the training chapter reaches every chapter that reads the training runs.
 """
 from __future__ import annotations
 
-import importlib
-from typing import Annotated, Any, ClassVar
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from rlvr_dynamics import REPO
-from rlvr_dynamics.fields import (Int, ListOf, NonNegative, Positive, Probability, Real, Text,  # noqa: F401
-                                  require)
+from rlvr_dynamics.fields import (Distribution, Int, ListOf, NonNegative, Positive,  # noqa: F401
+                                  Probability, Real, Text, require, require_distribution)
 
 NAMES = ("theory", "toy_dynamics", "base_model", "evaluation", "training", "reproduction",
          "scenario", "ladder", "regime_map", "pretrained", "verdict")
@@ -46,16 +47,8 @@ class ParameterError(ValueError):
 
 # --- field types (``fields``: one range per quantity) -----------------------------------------
 
-Distribution = Annotated[list[NonNegative], Field(min_length=1)]
-"""A probability vector (``ChapterParams.require_distribution`` checks that it sums to one)."""
-
 Spec = str | dict[str, Any]
 """A model or benchmark spec (``registry``)."""
-
-
-def require_distribution(name: str, v: list[float]) -> None:
-    require(abs(sum(v) - 1.0) <= 1e-6, f"{name}: probabilities must sum to 1, they sum to "
-                                        f"{sum(v):.6g}")
 
 
 # --- the parameters of a chapter -------------------------------------------------------------
@@ -64,9 +57,6 @@ class ChapterParams(BaseModel):
     """A chapter's parameters: declared once, with their defaults (the ``cpu`` profile)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_default=True)
-
-    needs: ClassVar[tuple[str, ...]] = ()
-    """The chapters whose parameters this one reads (handed over in ``upstream``)."""
 
     profile: Text = "cpu"
 
@@ -108,52 +98,3 @@ class ChapterParams(BaseModel):
     def values(self) -> dict[str, Any]:
         """The parameters as plain values (what papermill injects)."""
         return self.model_dump()
-
-
-class NeedsParams(ChapterParams):
-    """A chapter that reads other chapters' parameters, which the runner puts in ``upstream``."""
-
-    upstream: dict[str, dict[str, Any]] = {}
-
-    @model_validator(mode="after")
-    def _upstream_known(self):
-        extra = sorted(set(self.upstream) - set(self.needs))
-        require(not extra, f"upstream holds {extra}, which this chapter does not read "
-                           f"(it reads {list(self.needs)})")
-        return self
-
-
-def module(name: str):
-    """The module of chapter ``name``."""
-    if name not in NAMES:
-        raise ParameterError(f"unknown chapter {name!r}; known: {list(NAMES)}")
-    return importlib.import_module(f"{__name__}.{name}")
-
-
-def params_class(name: str) -> type[ChapterParams]:
-    return module(name).Params
-
-
-def needed(P: ChapterParams, name: str) -> ChapterParams:
-    """The parameters of chapter ``name`` that ``P``'s chapter reads: those the runner handed
-    over, or, with none handed over under the ``cpu`` profile, that chapter's defaults (which
-    are the ``cpu`` profile's values)."""
-    require(name in P.needs, f"{P.chapter()} does not read the chapter {name!r} "
-                             f"(it reads {list(P.needs)})")
-    cls = params_class(name)
-    if name in P.upstream:
-        return cls.parse(P.upstream[name])
-    if P.profile == "cpu":
-        return cls.parse(default_upstream(cls))
-    raise ParameterError(
-        f"{P.chapter()} reads the parameters of the chapter {name!r} under profile "
-        f"{P.profile!r}, and none were handed over: run it with `python -m rlvr_dynamics.run "
-        f"--profile {P.profile} --nb {P.chapter()}`, which resolves them")
-
-
-def default_upstream(cls: type[ChapterParams]) -> dict[str, Any]:
-    """``cls``'s defaults (the cpu profile), with the defaults of what it needs in turn."""
-    values: dict[str, Any] = {}
-    if cls.needs:
-        values["upstream"] = {n: default_upstream(params_class(n)) for n in cls.needs}
-    return values

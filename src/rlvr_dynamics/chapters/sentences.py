@@ -153,11 +153,12 @@ def comparison_rows(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFram
 
 # --- the paper's scenario in the LM (the scenario, ladder and regime map chapters) ---------------
 
-def regime_settings(P: Any, T: Any, hard: dict[str, np.ndarray]) -> str:
+def regime_settings(P: Any, hard: dict[str, np.ndarray]) -> str:
     """The settings every figure of the scenario's chapters states: the training chapter's
     (``run_settings``, with this chapter's steps and seeds; the regimes that set their own
     group size named with it, at the same rollouts per step), then the probes (``hard``: the
     rare-path-only problems per split)."""
+    T = P.training
     stop = ("" if P.stop_after_crossover is None else
             f", each run ending {P.stop_after_crossover} steps after its crossover")
     own = {name: r.G for name, r in P.regimes.items() if r.G is not None}

@@ -25,8 +25,10 @@ from rlvr_dynamics.regimes.probes import hard_problems, per_run, probes, train_s
 from rlvr_dynamics.regimes.stages import base_rows, informs, mid_curve, stages
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
 from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.grid import Training
 from rlvr_dynamics.rl.registration import content_hash
 from rlvr_dynamics.rl.runs import load_dynamics, obtain_all
+from rlvr_dynamics.toy import ToySettings
 
 Key = tuple[str, str, int]
 """A run of the grid: (regime, algorithm, seed)."""
@@ -57,9 +59,9 @@ class Regime(BaseModel):
                     f"(the direct path keeps some mass), got prior={self.prior}")
         return self
 
-    def base(self, T: Any):
+    def base(self, T: Training):
         """The ``PretrainConfig`` this regime's runs start from (``T``: the training chapter's
-        parameters)."""
+        runs)."""
         cfg = T.base()
         return cfg if self.base_seed is None else dataclasses.replace(cfg, seed=self.base_seed)
 
@@ -73,8 +75,9 @@ class Grid(BaseModel):
     on ``probe_problems`` problems of the test split and ``probe_hard`` more test problems
     beyond the direct path, under the full distribution (and the paper's evaluation setting if
     ``probe_paper``); Pass@k shown at k = ``k`` and ``ks`` (the claims read it where each base
-    sits mid-curve); the toy's prediction from ``toy_seeds`` runs of ``toy_steps`` steps;
-    ``workers`` runs side by side."""
+    sits mid-curve); the toy's prediction from ``toy_seeds`` runs of ``toy_steps`` steps under
+    the toy chapter's setting (``toy``); ``workers`` runs side by side. Every run has the
+    training chapter's settings (``training``) and starts from its base."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_default=True)
 
@@ -95,6 +98,8 @@ class Grid(BaseModel):
     toy_seeds: Int(1) = 1000
     toy_steps: Int(1) = 2000
     workers: Int(1) = 2
+    training: Training = Training()
+    toy: ToySettings = ToySettings()
 
     @model_validator(mode="after")
     def _grid(self):
@@ -108,12 +113,14 @@ class Grid(BaseModel):
         require(self.k in self.ks, f"ks must hold k={self.k}, got {self.ks}")
         require(self.probe_every <= self.steps, f"probe_every={self.probe_every} must be <= "
                                                 f"steps={self.steps}")
+        self.runs()  # every run must make a valid TrainConfig
         return self
 
-    def runs(self, T: Any, registrations: dict[str, str] | None = None) -> dict[Key, TrainConfig]:
-        """(regime, algorithm, seed) -> its run: the training chapter's settings (``T``) with
-        this grid's steps, knobs and probes, each run recording its regime's registration
+    def runs(self, registrations: dict[str, str] | None = None) -> dict[Key, TrainConfig]:
+        """(regime, algorithm, seed) -> its run: the training chapter's settings with this
+        grid's steps, knobs and probes, each run recording its regime's registration
         (``registrations``: regime -> content hash; None: none)."""
+        T = self.training
         require(T.model == registry.BASE_MODEL,
                 "the regimes are dials of the sums base: the training chapter's model must be "
                 f"{registry.BASE_MODEL!r}, got {T.model!r}")
@@ -137,10 +144,10 @@ class Grid(BaseModel):
                         require(False, f"regimes[{name!r}]: {e}")
         return out
 
-    def hard(self, T: Any) -> dict[str, Any]:
+    def hard(self) -> dict[str, Any]:
         """Per split, which probed problems lie beyond the direct path (``probes.hard_problems``
-        on the base of ``T``, the training chapter's parameters)."""
-        cfg = T.base()
+        on the training chapter's base)."""
+        cfg = self.training.base()
         return hard_problems(cfg.task, cfg.author, self.probe_problems, self.probe_hard)
 
     def arms(self) -> list[str]:
@@ -158,35 +165,35 @@ Rebase = Callable[[str, TrainConfig], TrainConfig]
 the ladder's rungs start some runs from a base of their own."""
 
 
-def register_all(G: Grid, T: Any, D: Any, profile: str, rebase: Rebase | None = None
+def register_all(G: Grid, profile: str, rebase: Rebase | None = None
                  ) -> dict[str, dict[str, Any]]:
     """Every regime's registered prediction (``prediction.register``, made where missing): the
     toy from the base that its runs start from (``rebase``: as a way of training changes them;
-    None: as built), under the toy chapter's settings (``D``)."""
-    runs = G.runs(T)
+    None: as built), under the toy chapter's setting (``G.toy``)."""
+    runs = G.runs()
     out = {}
     for name, regime in G.regimes.items():
         cfg = runs[name, G.trained(name)[0], G.seeds[0]]
         cfg = rebase(name, cfg) if rebase else cfg
         share = train_share(cfg.model.task, cfg.model.author, regime.hard_share)
-        out[name] = register(cfg, share, D, G.toy_steps, G.toy_seeds, profile,
+        out[name] = register(cfg, share, G.toy, G.toy_steps, G.toy_seeds, profile,
                              [ALGORITHMS[a].label for a in G.trained(name)])
     return out
 
 
-def registered_runs(G: Grid, T: Any, registered: dict[str, dict[str, Any]]
-                    ) -> dict[Key, TrainConfig]:
+def registered_runs(G: Grid, registered: dict[str, dict[str, Any]]) -> dict[Key, TrainConfig]:
     """``G``'s runs, each recording its regime's registration (``registered``: regime -> its
     record, ``register_all``'s)."""
-    return G.runs(T, {name: content_hash(record) for name, record in registered.items()})
+    return G.runs({name: content_hash(record) for name, record in registered.items()})
 
 
-def train(runs: list[TrainConfig], profile: str, T: Any, workers: int) -> list:
-    """``runs`` trained where missing in one pool of ``workers``, the longest first
+def train(runs: list[TrainConfig], G: Grid, profile: str) -> list:
+    """``runs`` trained where missing in one pool of ``G.workers`` (or, where the training
+    chapter trains nothing here, an error giving each launch command), the longest first
     (``longest_first``: no worker waits at the end for another's last one); their folders, in
     the order given."""
     order = longest_first(runs)
-    folders = obtain_all(order, profile, inline=T.train_inline, workers=workers)
+    folders = obtain_all(order, profile, inline=G.training.train_inline, workers=G.workers)
     where = dict(zip(map(id, order), folders))
     return [where[id(cfg)] for cfg in runs]
 
@@ -215,13 +222,14 @@ def trained(runs: dict[Key, TrainConfig], folders: list) -> Trained:
     return Trained({key: load_dynamics(f) for key, f in zip(runs, folders)}, by_regime)
 
 
-def dial(G: Grid, T: Any, profile: str, rebases: dict[str, tuple[str, Callable[[str], float]]]
-         | None = None, problems: int = 100) -> pd.DataFrame:
+def dial(G: Grid, profile: str, rebases: dict[str, Callable[[str], float]] | None = None,
+         problems: int = 100) -> pd.DataFrame:
     """Every regime's base measured exactly on the first ``problems`` test problems
     (``path_prior.dial_check``): the pretrained base, or that base refitted to the regime's
     prior (made where missing, ``G.workers`` refits at a time); and for each rung of
     ``rebases`` (rung -> the arm's prior for it) that runs on a base of its own
     (``ladder.rung_base``: R5), each arm's base of that rung, refitted to the arm's habits."""
+    T = G.training
     cfg = T.base()
     made = {name: (r.base(T), None if r.prior is None else Refit(r.prior, r.guess or 0.0))
             for name, r in G.regimes.items()}
@@ -252,9 +260,10 @@ class Readings:
     informs: dict[str, tuple[bool, str]]
 
 
-def readings(G: Grid, dynamics: dict[Key, list[dict]], hard: dict[str, Any]) -> Readings:
-    """``dynamics`` (key -> a run's records) read on the probed problems (``hard``: the
-    rare-only problems per split, ``probes.hard_problems``)."""
+def readings(G: Grid, dynamics: dict[Key, list[dict]]) -> Readings:
+    """``dynamics`` (key -> a run's records) read on the probed problems (``Grid.hard``: the
+    rare-only problems per split)."""
+    hard = G.hard()
     long = with_passk(probes(dynamics), G.ks)
     ks = mid_curve(long, hard)
     return Readings(long, per_run(long, hard), ks, stages(long, hard, ks),

@@ -18,13 +18,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import model_validator
 
-from rlvr_dynamics.chapters import ChapterParams, Int, ListOf, NonNegative, Positive, Probability, require
+from rlvr_dynamics.chapters import ChapterParams, Int
 from rlvr_dynamics.entropy import answer_entropy
 from rlvr_dynamics.measure import EvalSettings, LoadedModel, evaluate, token_entropy_of
 from rlvr_dynamics.passk import from_probability, pass_at_k
-from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base_model,
+from rlvr_dynamics.pretrain import (PretrainConfig, Pretraining, author_match, base_dir, base_model,
                                     first_char_probabilities, loss_floor, pretrain_log)
 from rlvr_dynamics.sampling import TransformersBackend
 from rlvr_dynamics.store import results_dir
@@ -32,49 +31,14 @@ from rlvr_dynamics.tasks.sums import (Author, SumTask, corpus, direct_success, p
                                       success_probability)
 
 
-class Params(ChapterParams):
-    """The base model (``steps`` of ``batch`` sequences, ``hidden`` x ``layers``, AdamW at
-    ``lr``, ``worked`` extra stepwise examples per step, sums of ``operands`` numbers), the
-    author of its corpus (``stepwise``, ``carry_slip``, ``carry_cap``, ``step_slip``,
-    ``correction``: ``tasks.sums.Author``), and how it is sampled (``samples`` per problem on
-    ``problems`` problems per split, at most ``max_tokens`` tokens)."""
+class Params(ChapterParams, Pretraining):
+    """The base model (``pretrain.Pretraining``: its pretraining and the author of its
+    corpus) and how it is sampled (``samples`` per problem on ``problems`` problems per split,
+    at most ``max_tokens`` tokens)."""
 
-    seed: Int(0) = 0
-    steps: Int(1) = 2000
-    hidden: Int(4) = 128
-    layers: Int(1) = 4
-    batch: Int(1) = 128
-    lr: Positive = 0.002
-    worked: NonNegative = 0.25
-    operands: ListOf(Int(2), 2) = [2, 9]
-    stepwise: Probability = 0.05
-    carry_slip: Probability = 0.3
-    carry_cap: Int(0) | None = 2
-    step_slip: Probability = 0.02
-    correction: Probability = 0.03
     problems: Int(1, 200) = 100
     samples: Int(1) = 256
     max_tokens: Int(8) = 80
-
-    @model_validator(mode="after")
-    def _cross(self):
-        require(len(self.operands) == 2 and self.operands[0] <= self.operands[1],
-                "operands must be [lo, hi] with 2 <= lo <= hi")
-        require(self.hidden % 4 == 0, f"hidden={self.hidden} must be divisible by the 4 heads")
-        require(self.step_slip + self.correction <= 1, "step_slip + correction must be <= 1")
-        return self
-
-    def author(self) -> Author:
-        return Author(stepwise=self.stepwise, carry_slip=self.carry_slip,
-                      carry_cap=self.carry_cap, step_slip=self.step_slip,
-                      correction=self.correction)
-
-    def config(self) -> PretrainConfig:
-        """The base model these parameters describe (its cache key)."""
-        return PretrainConfig(task=SumTask(), author=self.author(),
-                              operands=tuple(self.operands), hidden=self.hidden,
-                              layers=self.layers, steps=self.steps, batch=self.batch,
-                              lr=self.lr, seed=self.seed, worked=self.worked)
 
 
 def sample_paths(model, tokenizer, task: SumTask, problems, author: Author, settings, out: Path,

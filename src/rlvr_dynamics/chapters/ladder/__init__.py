@@ -26,7 +26,7 @@ from typing import Any, Callable
 import pandas as pd
 from pydantic import model_validator
 
-from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, needed, require
+from rlvr_dynamics.chapters import ChapterParams, Int, ListOf, require
 from rlvr_dynamics.path_prior import Prior
 from rlvr_dynamics.regimes.grid import (Grid, Key, Readings, Regime, Trained, readings,
                                         register_all, train, trained)
@@ -42,7 +42,7 @@ from rlvr_dynamics.rl.config import TrainConfig
 from rlvr_dynamics.rl.registration import content_hash
 
 
-class Params(NeedsParams, Grid):
+class Params(ChapterParams, Grid):
     """The arms (``regimes``: each with a guess, the paper's scenario) of a
     ``regimes.grid.Grid``; the model's rungs other than the full model as built that run on
     each arm (``ladder``: R2, R3, R5 of ``regimes.ladder.MODEL_RUNGS``), a rung on a base of
@@ -50,8 +50,6 @@ class Params(NeedsParams, Grid):
     arm's) so that it starts where the arm does as measured (the dial's table); each arm's GRPO
     run again for ``without_stepwise_steps`` steps on the groups that hold no stepwise sample
     alone (0: not)."""
-
-    needs = ("training", "toy_dynamics")
 
     regimes: dict[str, Regime] = {"three paths": {"prior": 0.01, "guess": 0.495}}
     ladder: ListOf(str, 0) = []
@@ -70,9 +68,8 @@ class Params(NeedsParams, Grid):
             require(rung in self.ladder and all(arm in self.regimes for arm in priors),
                     f"rung_priors[{rung!r}]: a rung of ladder={self.ladder} and arms of "
                     f"{list(self.regimes)}, got {sorted(priors)}")
-        if "training" in self.upstream or self.profile == "cpu":
-            for how in self.ways():  # every run must make a valid TrainConfig
-                self.variant(needed(self, "training"), how)
+        for how in self.ways():  # every run must make a valid TrainConfig
+            self.variant(how)
         return self
 
     def ways(self) -> list[str]:
@@ -96,13 +93,13 @@ class Params(NeedsParams, Grid):
             return lambda arm, cfg: rung_run(cfg, how, self.rung_prior(how, arm))
         return None
 
-    def variant(self, T: Any, how: str, registrations: dict[str, str] | None = None
+    def variant(self, how: str, registrations: dict[str, str] | None = None
                 ) -> dict[Key, TrainConfig]:
         """The arms' runs trained ``how`` (``ways``): as built, the grid's (``Grid.runs``);
         ``WITHOUT``, each arm's GRPO runs for ``without_stepwise_steps`` steps on the groups
         that hold no stepwise sample alone, probed at their start and end; a rung of
         ``MODEL_RUNGS``, each arm's runs with its knobs and base."""
-        runs = self.runs(T, registrations)
+        runs = self.runs(registrations)
         if how == AS_BUILT:
             return runs
         if how in MODEL_RUNGS:
@@ -119,20 +116,18 @@ def register(P: Params, how: str = AS_BUILT) -> dict[str, dict[str, Any]]:
     """Every arm's registered prediction for its runs trained ``how``
     (``regimes.grid.register_all``): R5's from its own base; R2's, R3's and the runs without
     stepwise groups start from the arm's base, so their registration is the arm's."""
-    return register_all(P, needed(P, "training"), needed(P, "toy_dynamics"), P.profile,
-                        P.rebase(how))
+    return register_all(P, P.profile, P.rebase(how))
 
 
 def train_ways(P: Params) -> dict[str, Trained]:
     """Every way's runs (``Params.ways``), each arm's prediction of each way registered first,
     then trained where missing in one pool (``P.workers``, the longest first); way -> its runs."""
-    T = needed(P, "training")
     runs = {}
     for how in P.ways():
         hashes = {arm: content_hash(record) for arm, record in register(P, how).items()}
-        runs[how] = P.variant(T, how, hashes)
+        runs[how] = P.variant(how, hashes)
     everything = [cfg for way in runs.values() for cfg in way.values()]
-    folders = iter(train(everything, P.profile, T, P.workers))
+    folders = iter(train(everything, P, P.profile))
     return {how: trained(way, [next(folders) for _ in way]) for how, way in runs.items()}
 
 
@@ -159,14 +154,14 @@ def climb(P: Params, ways: dict[str, Trained]) -> Ladder:
     arms' as built (``stages`` on the rare-only problems at each arm's mid-curve k; R4: the
     arms' as built), the slopes, each arm's rungs beside its registration (R0, R1), and the
     registration checks."""
-    built = readings(P, ways[AS_BUILT].dynamics, P.hard(needed(P, "training")))
+    built = readings(P, ways[AS_BUILT].dynamics)
     judged = {(arm, how): record for how in ways for arm, record in register(P, how).items()}
     keyed, measured = {}, {"R4": built.runs}
     for how, runs in ways.items():
         keyed |= {(r, ALGORITHMS[a].label, s, how): run for (r, a, s), run in runs.dynamics.items()}
         if how in MODEL_RUNGS:
             measured[how] = stages(with_passk(probes(runs.dynamics), [1]),
-                                   P.hard(needed(P, "training")), built.ks)
+                                   P.hard(), built.ks)
     slopes = slope_checks(measured_slopes(keyed, P.probe_problems))
     rungs = {arm: rung_rows(judged[arm, AS_BUILT], measured, slopes, arm) for arm in P.regimes}
     registration = {f"{arm} ({how})": checks({arm: judged[arm, how]},

@@ -42,13 +42,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from pydantic import model_validator
+from pydantic import ValidationError, model_validator
 
 from rlvr_dynamics import measure as ev
 from rlvr_dynamics import registry, verdicts
 from rlvr_dynamics.chapters.pretrained import plan
-from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, NeedsParams, Probability, Text,
-                                    needed, require)
+from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, ParameterError, Probability,
+                                    Text, require)
 from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
 from rlvr_dynamics.comparison.metrics import entropy_long, passk_long  # noqa: F401 (the page's)
 from rlvr_dynamics.store import DONE, Entry, config_key, read_json, results_dir
@@ -57,6 +57,7 @@ from rlvr_dynamics.tasks.math import last_boxed
 from rlvr_dynamics.passk import ks_for, pass_at_k
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE  # noqa: F401 (BASE: the page's)
 from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.rl.grid import Training
 from rlvr_dynamics.rl.readings import dynamics_of, readings  # noqa: F401 (the page's)
 from rlvr_dynamics.rl.registration import content_hash, registered_before
 from rlvr_dynamics.rl.runs import entry as run_entry, obtain_all
@@ -66,7 +67,7 @@ Level = ListOf(Int(1), 2)
 """A difficulty: [digits, terms]."""
 
 
-class Params(NeedsParams):
+class Params(ChapterParams):
     """``source``: the profile whose results this chapter shows (None: this build's own,
     computed where missing); the model and the training changes (``train``: fields of the
     training chapter's parameters); the training mix ``levels`` and the harder ``ood_levels``;
@@ -82,9 +83,10 @@ class Params(NeedsParams):
     in batches of ``batch_size`` rows; ``boxed_only``: grade the boxed answer alone, as the
     paper does (``tasks.arithmetic``; the default also takes the last integer of a text
     without one); ``record``: keep this chapter's verdicts for the closing chapter (off where
-    another chapter of the build records the same claims)."""
+    another chapter of the build records the same claims); ``training``: the training
+    chapter's settings that ``train`` changes."""
 
-    needs = ("training",)
+    training: Training = Training()
 
     source: Text | None = "cpu-smollm2"
     train: dict[str, Any] = {
@@ -179,11 +181,17 @@ def level_spec(level: list[int], boxed_only: bool = False, prompt: str = "instru
             **({"split": split} if split != "test" else {})}
 
 
-def training_params(P: Params) -> ChapterParams:
-    """The training chapter's parameters (this build's) with ``P.train``'s changes."""
-    T = needed(P, "training")
-    return type(T).parse({**T.values(), **P.train, "algorithms": P.algorithms,
-                          "seeds": P.seeds, "lambdas": []})
+def training_params(P: Params) -> Training:
+    """The training chapter's settings (this build's) with ``P.train``'s changes; one that does
+    not fit is an error naming it."""
+    try:
+        return Training.model_validate({**P.training.model_dump(), **P.train,
+                                        "algorithms": P.algorithms, "seeds": P.seeds,
+                                        "lambdas": []})
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise ParameterError(f"pretrained: parameter train[{'.'.join(map(str, err['loc']))}]: "
+                             f"{err['msg'].removeprefix('Value error, ')}") from None
 
 
 def runs(P: Params, registration: str | None = None) -> dict[tuple[str, int], TrainConfig]:

@@ -23,7 +23,7 @@ import pandas as pd
 from pydantic import model_validator
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters import ListOf, NeedsParams, needed, require
+from rlvr_dynamics.chapters import ListOf, ChapterParams, require
 from rlvr_dynamics.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR, comparisons,
                                              contrasts, prediction_checks, registered_pairs)
 from rlvr_dynamics.regimes.grid import (Grid, Readings, Trained, readings, register_all,
@@ -36,13 +36,11 @@ from rlvr_dynamics.regimes.toy_mapping import (TOY_SAME, order_agreement, orderi
                                                toy_side)
 
 
-class Params(NeedsParams, Grid):
+class Params(ChapterParams, Grid):
     """The grid of runs (``regimes.grid.Grid``: regimes, algorithms, seeds, steps, probes, the
     toy's prediction) whose regimes form the map, with the pairs of regimes set against each
     other (``contrasts``: each two regimes of ``regimes``; a smaller group against a larger
     one, one training mix against another)."""
-
-    needs = ("training", "toy_dynamics")
 
     contrasts: ListOf(ListOf(str, 2), 0) = []
 
@@ -51,28 +49,25 @@ class Params(NeedsParams, Grid):
         for pair in self.contrasts:
             require(len(pair) == 2 and all(r in self.regimes for r in pair),
                     f"contrasts has {pair!r}: each must be two regimes of {list(self.regimes)}")
-        if "training" in self.upstream or self.profile == "cpu":
-            self.runs(needed(self, "training"))  # every run must make a valid TrainConfig
         return self
 
 
 def register(P: Params) -> dict[str, dict[str, Any]]:
     """Every regime's registered prediction (``regimes.grid.register_all``), made where
     missing, before any of its runs."""
-    return register_all(P, needed(P, "training"), needed(P, "toy_dynamics"), P.profile)
+    return register_all(P, P.profile)
 
 
 def train_runs(P: Params, registered: dict[str, dict[str, Any]]) -> Trained:
     """Every run of ``P``, trained where missing (``P.workers`` at a time, the longest first),
     each recording its regime's registration (``registered``: ``register``'s)."""
-    T = needed(P, "training")
-    runs = registered_runs(P, T, registered)
-    return trained(runs, train(list(runs.values()), P.profile, T, P.workers))
+    runs = registered_runs(P, registered)
+    return trained(runs, train(list(runs.values()), P, P.profile))
 
 
 def read(P: Params, runs: Trained) -> Readings:
     """The runs read from their probes on the rare-only problems (``regimes.grid.readings``)."""
-    return readings(P, runs.dynamics, P.hard(needed(P, "training")))
+    return readings(P, runs.dynamics)
 
 
 def registration_checks(registered: dict[str, dict[str, Any]], runs: Trained

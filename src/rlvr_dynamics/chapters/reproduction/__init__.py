@@ -33,7 +33,7 @@ from pydantic import model_validator
 
 from rlvr_dynamics import registry
 from rlvr_dynamics import measure as ev
-from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, Spec, Text, require
+from rlvr_dynamics.chapters import ChapterParams, Int, ListOf, Real, Spec, Text, require
 from rlvr_dynamics.chapters.reproduction.paths import (takeover_step, takeover_steps, toy_main,
                                                        windowed)
 from rlvr_dynamics.comparison.case import (STEPWISE_SHARE, bang_long, bang_means, bang_share,
@@ -50,12 +50,13 @@ from rlvr_dynamics.comparison.metrics import (agreement, base_mid_k, base_stepwi
                                               mid_curve, over_seeds, passk_long, passk_problems,
                                               sampled_check, seed_means, table1, table4)
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE
-from rlvr_dynamics.rl.grid import by_algorithm, obtain_runs
+from rlvr_dynamics.rl.grid import Training, by_algorithm, obtain_runs
 from rlvr_dynamics.rl.readings import dynamics_of
 from rlvr_dynamics.rl.runs import obtain_all
+from rlvr_dynamics.toy import ToySettings
 
 
-class Params(NeedsParams):
+class Params(ChapterParams):
     """Which models (the training chapter's runs and their base) are measured where: the first
     ``problems`` of each of ``benchmarks`` ([in-distribution, out-of-distribution]) under each of
     ``settings``, completions of at most ``max_tokens``; ``estimator`` "exact" (each problem's
@@ -69,9 +70,11 @@ class Params(NeedsParams):
     ``toy_seeds``/``toy_steps``: the toy panel; the knob: GRPO and GRPO-N
     (``knob_algorithms``) with other group sizes (``knob_generations``); ``other_bases``: the
     pretraining seeds of more bases of the same recipe, measured beside the first (nothing
-    is trained from them)."""
+    is trained from them). ``training``: the training chapter's runs that it measures;
+    ``toy``: the toy chapter's setting, for the toy's panel."""
 
-    needs = ("training", "toy_dynamics")
+    training: Training = Training()
+    toy: ToySettings = ToySettings()
 
     benchmarks: ListOf(Spec, 2) = ["sums-test", "sums-ood"]
     problems: Int(1, 200) = 40

@@ -19,7 +19,7 @@ import pandas as pd
 from pydantic import model_validator
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.chapters import NeedsParams, needed, require
+from rlvr_dynamics.chapters import ChapterParams, require
 from rlvr_dynamics.regimes.grid import (Grid, Readings, Trained, readings, register_all,
                                         registered_runs, train, trained)
 from rlvr_dynamics.regimes.prediction import checks
@@ -28,12 +28,10 @@ from rlvr_dynamics.regimes.scenario import (FALL_MARGIN, MATCH_FACTOR, RISE_MARG
 from rlvr_dynamics.regimes.stages import predicted_vs_measured
 
 
-class Params(NeedsParams, Grid):
+class Params(ChapterParams, Grid):
     """The grid of runs (``regimes.grid.Grid``: regimes, algorithms, seeds, steps, probes, the
     toy's prediction) whose regimes are the paper's scenario: each arm (a regime with a guess)
     and its control (``controls``: arm -> the same regime without the guess)."""
-
-    needs = ("training", "toy_dynamics")
 
     controls: dict[str, str] = {"three paths": "two paths"}
 
@@ -53,28 +51,25 @@ class Params(NeedsParams, Grid):
         require(set(self.regimes) == paired,
                 f"regimes {sorted(set(self.regimes) - paired)} are neither an arm of controls "
                 "nor its control (the regime map chapter reads regimes of any kind)")
-        if "training" in self.upstream or self.profile == "cpu":
-            self.runs(needed(self, "training"))  # every run must make a valid TrainConfig
         return self
 
 
 def register(P: Params) -> dict[str, dict[str, Any]]:
     """Every regime's registered prediction (``regimes.grid.register_all``), made where
     missing, before any of its runs."""
-    return register_all(P, needed(P, "training"), needed(P, "toy_dynamics"), P.profile)
+    return register_all(P, P.profile)
 
 
 def train_runs(P: Params, registered: dict[str, dict[str, Any]]) -> Trained:
     """Every run of ``P``, trained where missing (``P.workers`` at a time, the longest first),
     each recording its regime's registration (``registered``: ``register``'s)."""
-    T = needed(P, "training")
-    runs = registered_runs(P, T, registered)
-    return trained(runs, train(list(runs.values()), P.profile, T, P.workers))
+    runs = registered_runs(P, registered)
+    return trained(runs, train(list(runs.values()), P, P.profile))
 
 
 def read(P: Params, runs: Trained) -> Readings:
     """The runs read from their probes on the rare-only problems (``regimes.grid.readings``)."""
-    return readings(P, runs.dynamics, P.hard(needed(P, "training")))
+    return readings(P, runs.dynamics)
 
 
 def registration_checks(registered: dict[str, dict[str, Any]], runs: Trained

@@ -21,30 +21,24 @@ from pydantic import model_validator
 
 from rlvr_dynamics import stats, toy
 from rlvr_dynamics.chapters import (ChapterParams, Distribution, Int, ListOf, Positive, Real,
-                                    require, require_distribution)
+                                    require)
 from rlvr_dynamics import law
 from rlvr_dynamics.store import results_dir
-from rlvr_dynamics.toy import OPTIMIZERS
+from rlvr_dynamics.toy import ToySettings, check_scenario
 
 Rewards = ListOf(Real())
 
 
-class Params(ChapterParams):
-    """The main setting (``pi0``, ``rewards``, ``G``, ``lr``, ``optimizer``, ``tau``; ``seeds``
-    runs of ``steps``), the sweeps of Figures 5-7, the four-action settings, the grid of the
-    phase diagram (``expansion_*``), and the transition law's grid (``law_*``: where kappa is
+class Params(ChapterParams, ToySettings):
+    """The main setting (``toy.ToySettings``: ``pi0``, ``rewards``, ``G``, ``lr``,
+    ``optimizer``, ``tau``, ``sgd_lr``; ``seeds`` runs of ``steps``), the sweeps of Figures
+    5-7, the four-action settings, the grid of the phase diagram (``expansion_*``), and the transition law's grid (``law_*``: where kappa is
     fitted, from ``pi0`` at ``sgd_lr``) and its fresh points (``fresh_*``: where it is
     checked)."""
 
     seeds: Int(1) = 1000
     steps: Int(1) = 1000
     seed: Int(0) = 0
-    G: Int(2) = 2
-    lr: Positive = 0.1
-    optimizer: str = "adam"
-    tau: Positive = 1.0
-    pi0: Distribution = [0.495, 0.01, 0.495]
-    rewards: Rewards = [0.5, 1.0, 0.0]
     pi0_sweep: ListOf(Distribution) = [[0.475, 0.05, 0.475], [0.495, 0.01, 0.495],
                                        [0.7, 0.01, 0.29], [0.2, 0.01, 0.79]]
     reward_sweep: ListOf(Rewards) = [[0.1, 1.0, 0.0], [0.3, 1.0, 0.0], [0.7, 1.0, 0.0],
@@ -53,7 +47,6 @@ class Params(ChapterParams):
     tau_sweep: ListOf(Positive) = [1.0, 2.0, 5.0, 20.0]
     pi0_four: ListOf(Distribution) = [[0.4, 0.01, 0.3, 0.29], [0.49, 0.01, 0.49, 0.01]]
     rewards_four: ListOf(Rewards) = [[0.5, 1.0, 0.0, 0.25], [0.5, 1.0, 0.0, 0.75]]
-    sgd_lr: Positive = 1.0
     band: Real(0, 1, open_lo=True) = 0.8
     expansion_seeds: Int(1) = 200
     expansion_steps: Int(1) = 2000
@@ -72,28 +65,14 @@ class Params(ChapterParams):
 
     @model_validator(mode="after")
     def _cross(self):
-        require(self.optimizer in OPTIMIZERS, f"optimizer={self.optimizer!r} must be one of "
-                                              f"{list(OPTIMIZERS)}")
-
-        def scenario(where: str, pi0: list, r: list) -> None:
-            require_distribution(where, pi0)
-            require(len(pi0) == len(r), f"{where}: {len(pi0)} initial probabilities but "
-                    f"{len(r)} rewards")
-            require(len(pi0) >= 3, f"{where}: the toy needs at least 3 actions (a1, a2, a3)")
-            require(min(pi0) > 0, f"{where}: every initial probability must be > 0 (a softmax "
-                    "policy gives every action some mass)")
-            require(pi0[0] > pi0[1] and r[0] < r[1], f"{where}: the toy's scenario needs "
-                    "pi(a1) > pi(a2) and r(a1) < r(a2) (a2 is the rare better action)")
-
-        scenario("pi0/rewards", self.pi0, self.rewards)
         for i, pi0 in enumerate(self.pi0_sweep):
-            scenario(f"pi0_sweep[{i}] with rewards", pi0, self.rewards)
+            check_scenario(f"pi0_sweep[{i}] with rewards", pi0, self.rewards)
         for i, r in enumerate(self.reward_sweep):
-            scenario(f"reward_sweep[{i}] with pi0", self.pi0, r)
+            check_scenario(f"reward_sweep[{i}] with pi0", self.pi0, r)
         require(len(self.pi0_four) == len(self.rewards_four),
                 "pi0_four and rewards_four must list the same number of settings")
         for i, (pi0, r) in enumerate(zip(self.pi0_four, self.rewards_four)):
-            scenario(f"pi0_four[{i}]/rewards_four[{i}]", pi0, r)
+            check_scenario(f"pi0_four[{i}]/rewards_four[{i}]", pi0, r)
         require(self.band < 1, "band must be < 1 (the central fraction of seeds shaded)")
         for q in self.expansion_p2:
             a1 = self.pi0[0] * (1 - q) / (1 - self.pi0[1])

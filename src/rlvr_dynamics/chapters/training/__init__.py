@@ -17,76 +17,25 @@ import yaml
 from pydantic import model_validator
 
 from rlvr_dynamics import REPO, registry
-from rlvr_dynamics.chapters import Int, ListOf, NeedsParams, Real, Text, needed, require
+from rlvr_dynamics.chapters import ChapterParams, require
 from rlvr_dynamics.paper_tables import entropy_table
-from rlvr_dynamics.pretrain import PretrainConfig
-from rlvr_dynamics.rl.algorithms import ALGORITHMS
-from rlvr_dynamics.rl.config import Settings, TrainConfig
 from rlvr_dynamics.rl.dynamics import HELDOUT_PREFIXES, summary
 from rlvr_dynamics.rl.readings import (ACCURACY_MARGIN, ENTROPY, ENTROPY_MARGIN, HELD_OUT,
                                        ROLLOUT_WINDOW, VERDICT_CLAIMS, dynamics_of, end_values,
                                        reading_curve, readings)
-from rlvr_dynamics.rl.grid import by_algorithm, by_lambda, obtain_runs
+from rlvr_dynamics.rl.grid import Training, by_algorithm, by_lambda, obtain_runs
 
 
-class Params(NeedsParams, Settings):
-    """The runs (``algorithms`` x ``seeds``, and GRPO at each of ``lambdas`` x ``seeds``), the
-    policy (``model``: ``sums-base`` -- the base-model chapter's base -- or another registry
-    model, with ``task``), and every setting of a run (``rl.config.Settings``, declared
-    there once and inherited here; Appendix C.2 for the paper profile). ``train_inline``: train
-    missing runs here (CPU), ``workers`` at a time; otherwise a missing run is an error that
-    gives its launch command."""
-
-    needs = ("base_model",)
-
-    algorithms: ListOf(str) = ["grpo", "grpo_n", "gspo", "gspo_n"]
-    seeds: ListOf(Int(0)) = [0, 1, 2, 3]
-    lambdas: ListOf(Real(0, 1, open_lo=True), 0) = []  # the sweep runs in cpu-nsr (its cost)
-    model: Text = registry.BASE_MODEL
-    task: str = "sums"
-    train_inline: bool = True
-    workers: Int(1) = 2
+class Params(ChapterParams, Training):
+    """The runs of the chapter (``rl.grid.Training``: the algorithms and seeds, the lambda
+    family, the policy, every setting of a run and the base it starts from), each evaluating
+    the held-out set along training (Figure 2's curves: ``eval_every`` at least 1)."""
 
     @model_validator(mode="after")
-    def _cross(self):
-        for name in self.algorithms:
-            require(name in ALGORITHMS, f"algorithms has {name!r}; valid: {sorted(ALGORITHMS)}")
-        require(self.task in registry.TASKS, f"task={self.task!r} must be one of "
-                                             f"{list(registry.TASKS)}")
-        for lam in self.lambdas:
-            require(lam < 1, f"lambdas has {lam}: must be < 1 (lambda = 1 is GRPO itself)")
+    def _held_out(self):
         require(self.eval_every >= 1, f"eval_every={self.eval_every} must be >= 1: this "
                                       "chapter reads the held-out curves of Figure 2")
-        require(self.model != registry.BASE_MODEL or self.task == "sums",
-                f"model={registry.BASE_MODEL!r} is the base model of the sums task; "
-                f"task={self.task!r} needs a model trained for it")
-        self.runs()  # every run must make a valid TrainConfig
         return self
-
-    def base(self) -> PretrainConfig | str:
-        """The policy every run starts from: the base-model chapter's base for ``sums-base``."""
-        if self.model == registry.BASE_MODEL:
-            return needed(self, "base_model").config()
-        return self.model
-
-    def run_config(self, algorithm: str, seed: int, positive_weight: float | None = None
-                   ) -> TrainConfig:
-        """The run of ``algorithm`` and ``seed`` (and lambda ``positive_weight``); the regime
-        knobs and probes are set by the chapters that read them (``TrainConfig.replace``)."""
-        try:
-            return TrainConfig(algorithm=algorithm, model=self.base(),
-                               task=None if self.model == registry.BASE_MODEL else self.task,
-                               positive_weight=positive_weight, seed=seed,
-                               settings=Settings.of(self))
-        except (FileNotFoundError, TypeError) as e:
-            raise ValueError(str(e)) from None
-
-    def runs(self) -> dict[tuple[str, int, float | None], TrainConfig]:
-        """Every run of the chapter, keyed (algorithm, seed, lambda or None)."""
-        grid = {(a, s, None): self.run_config(a, s) for a in self.algorithms for s in self.seeds}
-        grid |= {("grpo", s, lam): self.run_config("grpo", s, lam)
-                 for lam in self.lambdas for s in self.seeds}
-        return grid
 
 
 PAPER = REPO / "configs" / "paper.yaml"
