@@ -77,7 +77,8 @@ def test_the_dial_moves_the_prior_and_not_the_paths_reliability(results):
     loss = "held-out loss after the first character"
     # On this small base, 200 refit steps at the end-of-pretraining rate move the prior well
     # toward the target without reaching it (the cpu base reaches it within 10 %: lab notebook
-    # section 18, and the regimes chapter's table): at least a factor 2 in the asked direction.
+    # section 18, and the scenario chapter's dial table): at least a factor 2 in the asked
+    # direction.
     assert table.loc["prior 0.005", "P(stepwise)"] < base["P(stepwise)"] / 2, table
     assert table.loc["prior 0.3", "P(stepwise)"] > base["P(stepwise)"] * 2, table
     for q in (0.005, 0.3):
@@ -114,7 +115,7 @@ def test_knobs_need_the_tiny_sums_base():
 
 
 def test_a_probed_run_is_measured_at_every_probe_and_trains_as_an_unprobed_one(results):
-    """A probed run (without the held-out evaluation, as the regimes chapter runs) records
+    """A probed run (without the held-out evaluation, as the scenario's grid runs) records
     the probes and the first-character masses, and trains exactly as an unprobed run with the
     held-out evaluation: neither reads the run's random state."""
     from rlvr_dynamics.rl.dynamics import HELDOUT_KEYS, HELDOUT_PREFIXES

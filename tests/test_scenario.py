@@ -121,3 +121,56 @@ def test_the_scenario_needs_its_arms_and_controls():
         chapter.Params.parse({"regimes": {"three paths": {"prior": 0.01, "guess": 0.495},
                                           "two paths": {"prior": 0.01},
                                           "extra": {"prior": 0.02}}})
+
+
+# --- the rules on synthetic probes (``test_regimes_library.scenario_runs``) --------------------
+
+@pytest.mark.parametrize("shape, checks, expected", [
+    ("dips, then grows", (stats.REPLICATES, stats.REPLICATES, stats.REPLICATES), stats.REPLICATES),
+    ("no dip", (stats.OPPOSITE, stats.OPPOSITE, stats.REPLICATES), stats.OPPOSITE),
+    ("dips in both", (stats.REPLICATES, stats.NO_EFFECT, stats.REPLICATES), stats.NO_EFFECT),
+    ("dips, never grows", (stats.REPLICATES, stats.REPLICATES, stats.OPPOSITE), stats.OPPOSITE),
+    ("dips, back to the start", (stats.REPLICATES, stats.REPLICATES, stats.NO_EFFECT),
+     stats.NO_EFFECT),
+    ("dips, then mixed", (stats.REPLICATES, stats.REPLICATES, stats.UNDECIDED), stats.UNDECIDED),
+])
+def test_the_scenario_rules_reach_every_verdict(shape, checks, expected):
+    """``regimes.scenario.verdict`` reaches every verdict from probes of an arm and its
+    control; ``verdict_rows`` decides with it, GRPO's decision recorded (``record_rows``) and
+    GRPO-N's beside it, and the page's table shows the same outcome."""
+    from rlvr_dynamics.chapters.scenario import sentences, shown
+    from rlvr_dynamics.regimes.scenario import verdict
+    from test_regimes_library import scenario_runs
+
+    table = scenario_runs(shape)
+    grpo = table["algorithm"] == "GRPO"
+    v = verdict(table[(table["regime"] == "arm") & grpo],
+                table[(table["regime"] == "control") & grpo])
+    assert tuple(v["checks"].values()) == checks and v["verdict"] == expected, v
+    blind = verdict(table[table["regime"] == "arm"], table[table["regime"] == "control"],
+                    informative=False)
+    assert blind["verdict"] == stats.CANNOT_INFORM
+    rows = chapter.verdict_rows(table, {"arm": "control"}, INFORMS, {})
+    row, large_k = chapter.record_rows(rows, sentences.ours(table, {"arm": "control"}))
+    assert large_k["claim"] == "large_k" and len(large_k["checks"]) == 3
+    assert [v for _, v in row["checks"]] == [expected]  # GRPO decides, GRPO-N beside it
+    assert len(row["also"]) == 1 and row["also"][0][0].startswith("arm, GRPO-N")
+    assert shown.verdict_table(rows, "lm_two_stages").loc[("arm", "GRPO", chapter.BOTH),
+                                                          "outcome"] == expected
+
+
+@pytest.mark.parametrize("regimes, controls, match", [
+    ({"a": {"prior": 0.01, "guess": 0.5}, "b": {"prior": 0.01}}, {"a": "b"}, None),
+    ({"a": {"prior": 0.01, "guess": 0.5}, "b": {"prior": 0.01}}, {"a": "c"}, "both must be"),
+    ({"a": {"prior": 0.01, "guess": 0.5}, "b": {"prior": 0.02}}, {"a": "b"}, "without its guess"),
+    ({"a": {"prior": 0.01, "guess": 0.5}, "b": {"prior": 0.01}}, {"b": "a"}, "without its guess"),
+])
+def test_the_scenario_is_checked_before_any_run(regimes, controls, match):
+    """Each arm's control is a regime, the arm's without its guess (a regime's own habits are
+    checked by every chapter's grid: ``test_regime_map``)."""
+    kw = {"regimes": regimes, "controls": controls, "seeds": [0], "steps": 30}
+    if match is None:
+        chapter.Params.parse(kw)
+    else:
+        with pytest.raises(Exception, match=match):
+            chapter.Params.parse(kw)

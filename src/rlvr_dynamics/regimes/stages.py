@@ -231,16 +231,6 @@ def two_stages(shrink: str, expand: str, ordered: bool) -> str:
     return "neither"
 
 
-def stage_check(shrink: str, expand: str, ordered: bool) -> str:
-    """"Shrinkage, then expansion" as one check verdict (``stats.CHECK_VERDICTS``, for the
-    closing chapter): replicates when both stages replicate in that order in every seed,
-    opposite when both replicate in the other order, else the verdict of the first stage that
-    did not replicate."""
-    if shrink == expand == stats.REPLICATES:
-        return stats.REPLICATES if ordered else stats.OPPOSITE
-    return shrink if shrink != stats.REPLICATES else expand
-
-
 def keeps_boundary(runs: pd.DataFrame) -> stats.Effect | None:
     """*GRPO-N keeps the base's boundary*, over one regime's rows of ``stages``: GRPO-N's depth
     not below -``SHRINK_MARGIN`` (non-inferiority); None without GRPO-N."""
