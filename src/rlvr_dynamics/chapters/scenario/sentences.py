@@ -27,9 +27,10 @@ def scenario_intro(controls: dict[str, str], ks: dict[str, int],
     for arm, control in controls.items():
         t = {label: p["toy expansion"] for label, p in registered[arm]["predictions"]["Adam"].items()}
         ratio = {label: steps / x for label, x in t.items() if np.isfinite(x) and x > 0}
-        length = ", ".join(f"{r:.1f} times the toy's crossover under Adam for {label} "
-                           f"({t[label]:.0f})" for label, r in ratio.items())
-        enough = all(r >= 3 for r in ratio.values())
+        length = (", ".join(f"{r:.1f} times the toy's crossover under Adam for {label} "
+                            f"({t[label]:.0f})" for label, r in ratio.items())
+                  or "the toy registered no crossover under Adam within its own run")
+        enough = bool(ratio) and all(r >= 3 for r in ratio.values())
         out.append(f"The arm *{arm}* against its control *{control}*, read at k = {ks[arm]} "
                    f"(where the arm's base sits closest to 50 % Pass@k on the rare-path-only "
                    f"problems; the control's own mid-curve k is {ks[control]}). Its runs last "

@@ -97,26 +97,32 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
 
 
 
-def _effect(row: Any, fmt: str) -> str:
+def _cell(row: Any) -> str:
+    """One check's outcome with its estimate and interval (none where it has none), and
+    "(votes)" where it decides the claim."""
+    said = row.outcome + (" (votes)" if row.votes else "")
     if np.isnan(row.estimate):
-        return "-"
+        return said
     if np.isnan(row.low):
-        return fmt.format(row.estimate + 0.0)
-    return f"{fmt.format(row.estimate + 0.0)} [{fmt.format(row.low + 0.0)}, {fmt.format(row.high + 0.0)}]"
+        return f"{said}: {row.estimate + 0.0:+.2f}"
+    return f"{said}: {row.estimate + 0.0:+.2f} [{row.low + 0.0:+.2f}, {row.high + 0.0:+.2f}]"
 
 
-def verdict_table(rows: pd.DataFrame, claim: str) -> pd.DataFrame:
-    """``verdict_rows`` of one claim for the page: per arm and algorithm, each check with its
-    statistic's estimate and interval, the margin and the outcome; the checks that vote on the
-    claim marked."""
+def verdict_table(rows: pd.DataFrame, claim: str):
+    """``verdict_rows`` of one claim for the page: a row per arm and algorithm, a column per
+    check, each cell its outcome with the statistic's estimate and interval over seeds (the
+    checks that vote on the claim marked); under the table, what each check asks, the
+    statistic it reads and its margin."""
     part = rows[rows["claim"] == claim]
-    return pd.DataFrame({
-        "arm": part["arm"], "algorithm": part["algorithm"], "check": part["check"],
-        "asks": part["asks"], "statistic": part["statistic"],
-        "estimate [interval]": [_effect(r, "{:+.2f}") for r in part.itertuples()],
-        "margin": part["margin"].map("{:g}".format), "outcome": part["outcome"],
-        "votes": part["votes"].map({True: "yes", False: ""})}).set_index(
-        ["arm", "algorithm", "check"])
+    cells = pd.DataFrame({"arm": part["arm"], "algorithm": part["algorithm"].replace("", "-"),
+                          "check": part["check"], "cell": [_cell(r) for r in part.itertuples()]})
+    table = cells.pivot(index=["arm", "algorithm"], columns="check", values="cell")
+    table = table[list(dict.fromkeys(part["check"]))]
+    table.columns.name = None
+    legend = {check: (check, f"{g['asks'].iloc[0]} (statistic: {g['statistic'].iloc[0]}; margin "
+                             f"{g['margin'].iloc[0]:g})")
+              for check, g in part.groupby("check", sort=False)}
+    return with_legend(table, legend)
 
 
 def rules_table() -> pd.DataFrame:
