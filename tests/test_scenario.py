@@ -155,8 +155,8 @@ def test_the_scenario_rules_reach_every_verdict(shape, checks, expected):
     assert large_k["claim"] == "large_k" and len(large_k["checks"]) == 3
     assert [v for _, v in row["checks"]] == [expected]  # GRPO decides, GRPO-N beside it
     assert len(row["also"]) == 1 and row["also"][0][0].startswith("arm, GRPO-N")
-    assert shown.verdict_table(rows, "lm_two_stages").loc[("arm", "GRPO", chapter.BOTH),
-                                                          "outcome"] == expected
+    assert shown.verdict_table(rows, "lm_two_stages").data.loc[("arm", "GRPO"), chapter.BOTH] \
+        == f"{expected} (votes)"
 
 
 @pytest.mark.parametrize("regimes, controls, match", [
