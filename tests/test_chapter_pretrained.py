@@ -327,3 +327,43 @@ def test_a_plan_needs_two_seeds_and_the_base_twice():
         params("cpu-smollm2", pilot=1)
     with pytest.raises(ParameterError, match="base_repeats >= 2"):
         params("cpu-smollm2", pilot=2, base_repeats=1)
+
+
+def test_smollm2_is_dequantised_once_and_read_back_the_same(tmp_path, monkeypatch):
+    """``models.load_smollm2`` keeps the dequantised weights and the tokenizer after the first
+    load; what it reads back is the GGUF's dequantisation to the bit, the chat template and the
+    tokens included. The comparison can fail: a weight changed in the kept copy is seen."""
+    import torch
+
+    from rlvr_dynamics import models
+
+    monkeypatch.setattr(models, "SMOLLM2_CACHE", tmp_path)
+    made = []
+
+    def dequantised(gguf):
+        made.append(dequantise(gguf))
+        return made[-1]
+
+    dequantise = models.dequantised_smollm2
+    monkeypatch.setattr(models, "dequantised_smollm2", dequantised)
+    kept, _ = models.load_smollm2()  # dequantises, keeps the copy and reads it back
+    again, again_tok = models.load_smollm2()  # reads the copy back
+    (fresh, fresh_tok), = made  # dequantised once
+    (folder,) = [p for p in tmp_path.iterdir() if not p.name.startswith(".")]
+
+    def same(a, b) -> bool:
+        x, y = a.state_dict(), b.state_dict()
+        return x.keys() == y.keys() and all(torch.equal(x[k], y[k]) for k in x)
+
+    assert same(fresh, kept) and same(fresh, again)
+    chat = [{"role": "user", "content": "What is 12 + 35? Put the answer in \\boxed{}."}]
+    prompts = [t.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+               for t in (fresh_tok, again_tok)]
+    assert prompts[0] == prompts[1] and "12 + 35" in prompts[0]
+    assert fresh_tok(prompts[0])["input_ids"] == again_tok(prompts[1])["input_ids"]
+    assert (again_tok.padding_side, again_tok.eos_token, again_tok.pad_token) == \
+        ("left", fresh_tok.eos_token, fresh_tok.pad_token)
+    with torch.no_grad():
+        next(again.parameters()).view(-1)[0] += 1e-3
+    assert not same(fresh, again)
+    assert sorted(p.name for p in folder.iterdir() if p.suffix == ".safetensors")

@@ -7,12 +7,18 @@ through ``load_pretrained``; nothing here downloads at import time.
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
 from pathlib import Path
 
 import torch
+import transformers
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers
 from transformers import (AutoModelForCausalLM, AutoTokenizer, PreTrainedModel,
                           PreTrainedTokenizerFast, Qwen2Config, Qwen2ForCausalLM)
+
+from rlvr_dynamics import REPO
+from rlvr_dynamics.store import digest
 
 PAD, BOS, EOS = "<pad>", "<s>", "</s>"
 FIRST = "^"
@@ -91,9 +97,37 @@ def smollm2_gguf() -> Path:
     return files[0]
 
 
+SMOLLM2_CACHE = REPO / ".cache" / "smollm2"
+"""Where SmolLM2 is kept once dequantised (``load_smollm2``): a folder per GGUF file and
+transformers version, out of git."""
+
+
 def load_smollm2() -> tuple[PreTrainedModel, PreTrainedTokenizerFast]:
-    """SmolLM2-135M-Instruct in float32 (dequantised from Q4_1), with its chat template."""
+    """SmolLM2-135M-Instruct in float32 (dequantised from Q4_1), with its chat template. The
+    GGUF is dequantised once (``dequantised_smollm2``, about 15 s) and saved in
+    ``SMOLLM2_CACHE`` under its sha256 and transformers' version (written to a temporary
+    folder and renamed, so that a reader never meets half of it); every later load reads the
+    same float32 weights and tokenizer back (well under a second)."""
     gguf = smollm2_gguf()
+    folder = SMOLLM2_CACHE / f"{digest(gguf)[:16]}-transformers-{transformers.__version__}"
+    if not (folder / "config.json").is_file():
+        model, tokenizer = dequantised_smollm2(gguf)
+        tmp = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
+        shutil.rmtree(tmp, ignore_errors=True)
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+        try:
+            os.replace(tmp, folder)
+        except OSError:  # another process saved it first: the same weights
+            shutil.rmtree(tmp, ignore_errors=True)
+    model = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(folder)
+    tokenizer.padding_side = "left"
+    return model, tokenizer
+
+
+def dequantised_smollm2(gguf: Path) -> tuple[PreTrainedModel, PreTrainedTokenizerFast]:
+    """SmolLM2 read from its GGUF file, dequantised to float32 (what ``load_smollm2`` keeps)."""
     model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name,
                                                  dtype=torch.float32)
     # Dequantised weights are plain float32: drop the quantizer so the model saves and trains.
