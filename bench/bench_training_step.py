@@ -5,7 +5,7 @@ Two runs of the default build's shapes (8 prompts x 8 rollouts, 4 updates of 16 
 48 tokens at most) from the cpu profile's base (pretrained into the cpu store once if absent):
 
 * **training**: the training chapter's GRPO run, held-out evaluation every 4 steps;
-* **regimes**: the same settings with the regimes chapter's probes (the base as pretrained: the
+* **regimes**: the same settings with the scenario chapter's probes (the base as pretrained: the
   probes cost what they cost on any dial), probed every 5 steps as the chapter does early on.
 
 Each phase is timed by wrapping the trainer's own methods: generation
@@ -25,7 +25,7 @@ passes that included the padding).
 Then each change of issue 38 alone, as a ratio of times measured here: the training steps with
 ``GRPONTrainer``'s passes, which leave the padding out, against TRL's own passes (held-out
 evaluation apart); a probe of the test split (``rl.probe.SPLITS``) against one with the ood
-split's first problems added, as the regimes chapter probed before.
+split's first problems added, as the scenario chapter probed before.
 
 ``--policy DIR``: the training run's steps and the probe from a saved model instead of the base
 (e.g. a finished run's ``model/``: what a step costs late in training, where the completions are
@@ -58,7 +58,7 @@ from trl import GRPOTrainer  # noqa: E402
 from bench_generation import step_rate  # noqa: E402
 
 from rlvr_dynamics import profiles, registry  # noqa: E402
-from rlvr_dynamics.chapters import regimes, training  # noqa: E402
+from rlvr_dynamics.chapters import scenario, training  # noqa: E402
 from rlvr_dynamics.rl import probe  # noqa: E402
 from rlvr_dynamics.rl.dynamics import Periodic  # noqa: E402
 from rlvr_dynamics.rl.probe import BoundaryProbe  # noqa: E402
@@ -158,10 +158,10 @@ def configs(profile: str, steps: int, policy: str | None = None) -> dict:
     """name -> (the profile's run, the bench's: ``steps`` generation steps of it, probed at each
     step's end) for the two runs of the docstring under ``profile``; the training run's steps
     from ``policy`` (a saved model's folder) instead of the base where given."""
-    plan = profiles.plan(profile, ["training", "regimes"])
+    plan = profiles.plan(profile, ["training", "scenario"])
     T = training.Params.parse(plan["training"])
-    R = regimes.Params.parse(plan["regimes"])
-    probed = R.runs()[R.three()[0], "grpo", R.seeds[0]]
+    R = scenario.Params.parse(plan["scenario"])
+    probed = R.runs()[R.arms()[0], "grpo", R.seeds[0]]
     run = T.runs()["grpo", T.seeds[0], None]
     start = run.replace(model=policy, task="sums") if policy else run
     return {
@@ -198,7 +198,7 @@ def cadence(cfg) -> dict[str, float]:
     u = cfg.updates_per_step
     updates = cfg.steps * u
     due = {"checkpoints": lambda step, _: step and step % (cfg.checkpoint_every * u) == 0}
-    if cfg.eval_every:  # the regimes chapter's runs have none
+    if cfg.eval_every:  # the scenario chapter's runs have none
         due["held-out evaluation"] = Every(cfg.eval_every * u).due
     if cfg.probe_every:
         due["probes"] = BoundaryProbe(None, None, {}, every=cfg.probe_every * u, max_tokens=0,
