@@ -42,7 +42,7 @@ def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame,
     (``ladder.slope_checks``: as built and without stepwise groups) and what it reads as, the
     rungs not run in this build, and whether R5 shows both stages beside what its own
     registration predicted (``judged``: (arm, how) -> the registration that judges those runs,
-    ``ladder_all``'s)."""
+    ``chapters.ladder.Ladder.judged``)."""
     lines = [f"Slopes are over the first {WINDOW} updates, mean over seeds with the interval "
              f"(the tabular toy: {TABULAR:+.2f}; proportional spreading: {PROPORTIONAL:+.2f}), "
              "each followed by what the rule reads it as."] if len(slopes) else []

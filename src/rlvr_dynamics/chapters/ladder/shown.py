@@ -62,7 +62,7 @@ def ladder_table(rungs: dict[str, pd.DataFrame]):
 def slope_table(slopes: pd.DataFrame, judged: dict[tuple[str, str], dict[str, Any]]
                 ) -> pd.DataFrame:
     """Every measured slope over seeds (``ladder.slope_checks``), beside what the registration
-    that judges its runs said for it (``judged``: (regime, how) -> record, ``ladder_all``'s):
+    that judges its runs said for it (``judged``: (regime, how) -> record, ``chapters.ladder.Ladder.judged``):
     the toy on the model's schedule (R1; for the runs without stepwise groups, R1 trained the
     same way) and the two mechanisms."""
     rows = []
