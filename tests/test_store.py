@@ -2,6 +2,7 @@
 result resume; older results are reused only on purpose, and then listed; writes are atomic;
 a result whose files no longer match its done marker is set aside, listed and computed again."""
 import os
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -238,3 +239,21 @@ def test_a_training_run_with_a_truncated_dynamics_file_is_trained_again(tmp_path
     truncated = tmp_path / "results" / "smoke" / row["set_aside"] / "dynamics.json"
     with pytest.raises(store.Damaged, match="dynamics.json cannot be read back"):
         store.read_json(truncated)
+
+
+def test_origin_names_a_file_by_the_result_that_holds_it_not_by_where_it_lies(tmp_path,
+                                                                           monkeypatch):
+    e = finished(tmp_path, monkeypatch)
+    made = store.origin(e.path / "model")
+    assert made == {"result": "p/chapter/r", "code": "made-by-this", "path": "model",
+                    "files": {"model/weights.bin": store.manifest(e.path)["model/weights.bin"][
+                        "sha256"]}}
+    assert store.origin(e.path)["files"].keys() == store.manifest(e.path).keys()
+    copy = tmp_path.parent / f"{tmp_path.name}-copy"
+    shutil.copytree(tmp_path, copy)
+    monkeypatch.setenv("RLVR_RESULTS", str(copy))
+    shutil.rmtree(copy / "p" / "chapter" / "r" / "model")  # read from the marker alone
+    assert store.origin(copy / "p" / "chapter" / "r" / "model") == made
+    assert store.origin(tmp_path / "p" / "chapter" / "r" / "model") is None  # outside the root
+    assert store.origin(copy / "p" / "chapter" / "r" / "notes") is None  # not of the result
+    assert store.origin(copy / "p" / "chapter" / "other") is None  # no finished result holds it

@@ -249,14 +249,52 @@ def obtain(entry: Entry, compute: Callable[[Path], dict[str, Any] | None], *,
     return entry.path
 
 
+def relative(path: Path) -> Path | None:
+    """``path`` relative to the results root (both resolved; ``path`` need not exist), None
+    for a path outside it: how one result names another wherever the results folder lies."""
+    try:
+        return Path(path).resolve().relative_to(results_root().resolve())
+    except ValueError:
+        return None
+
+
 def _profile_home(path: Path) -> tuple[Path, Path] | None:
     """``results/<profile>/``, which keeps the ledgers of ``path``, and ``path`` relative to
     it; None for a path outside the results root."""
-    try:
-        rel = Path(path).resolve().relative_to(results_root().resolve())
-    except ValueError:
+    rel = relative(path)
+    if rel is None:
         return None
     return (results_root() / rel.parts[0], Path(*rel.parts[1:])) if len(rel.parts) > 1 else None
+
+
+def origin(path: Path) -> dict[str, Any] | None:
+    """What ``path`` (a file or folder inside the results tree) is, without saying where the
+    tree lies: the finished result that holds it (the nearest folder at or above it with a done
+    marker, relative to the results root), the code that made that result, ``path`` inside it,
+    and the sha256 the marker recorded for each of ``path``'s files. Read from the marker
+    alone, so ``path`` itself need not be on disk. None outside the results tree, where no
+    finished result holds it, or where the nearest marker lists files but none of ``path``'s
+    (a folder that result did not make)."""
+    rel = relative(path)
+    if rel is None:
+        return None
+    for n in range(len(rel.parts), -1, -1):
+        result, inner = Path(*rel.parts[:n]), Path(*rel.parts[n:]).as_posix()
+        marker = results_root() / result / DONE
+        if not marker.is_file():
+            continue
+        try:
+            done = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            return None
+        inside = inner in (".", "")
+        files = {name: f["sha256"] for name, f in done.get("files", {}).items()
+                 if inside or name == inner or name.startswith(inner + "/")}
+        if "files" in done and not files:
+            return None
+        return {"result": result.as_posix(), "code": done.get("code"),
+                "path": "" if inside else inner, "files": files}
+    return None
 
 
 def _ledger(path: Path) -> list[dict[str, Any]]:
