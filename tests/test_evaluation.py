@@ -12,7 +12,7 @@ import pytest
 
 from rlvr_dynamics import measure as ev
 from rlvr_dynamics.chapters import style
-from rlvr_dynamics import paper_tables, registry
+from rlvr_dynamics import paper_tables, registry, store
 from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.passk import pass_at_k
@@ -255,8 +255,17 @@ def test_the_results_key_follows_the_weights_and_the_problems(tiny_dir, tmp_path
     where = ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
     assert where == ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
     weights = Path(tiny_dir.removeprefix("tiny:")) / "model.safetensors"
-    weights.touch()  # the checkpoint was rewritten
-    assert where != ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
+    weights.touch()  # rewritten with the same bytes: the same model (tests/test_keys.py)
+    assert where == ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")
+    data = weights.read_bytes()
+    try:
+        weights.write_bytes(data[:-1] + bytes([data[-1] ^ 0xFF]))  # the checkpoint was retrained
+        store._digest.cache_clear()
+        assert where != ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings,
+                                   "transformers")
+    finally:
+        weights.write_bytes(data)  # the module's other tests read this model
+        store._digest.cache_clear()
     moved = [type(p)(p.id, p.prompt + "0", p.answer, p.meta) for p in problems[:3]]
     assert ev.run_dir("test", tiny_dir, "sums-test", moved, settings, "transformers") != \
         ev.run_dir("test", tiny_dir, "sums-test", problems[:3], settings, "transformers")

@@ -20,7 +20,8 @@ Two estimators, chosen by ``EvalSettings.estimator``, give the same metrics:
   answer entropy the distribution's own.
 
 One evaluation (a model, a benchmark, the settings) writes one JSON file per chunk of
-problems, atomically, under ``results/<profile>/evaluation/<model>/<benchmark>-<key>/``:
+problems, atomically, under ``results/<profile>/evaluation/<model>/<benchmark>-<key>/``
+(``<model>`` and the key name the model by what it is, never by where it lies: ``model_key``):
 an interrupted evaluation resumes at the first missing chunk, a finished one is read back,
 and ``recompute=True`` starts afresh. Each chunk is sampled with its own seed, so a resumed
 evaluation equals an uninterrupted one::
@@ -50,8 +51,8 @@ from rlvr_dynamics.passk import bootstrap_ci, from_probability, pass_at_k
 from rlvr_dynamics.progress import bar
 from rlvr_dynamics.registry import Spec, compatible, labels, parse_spec, spec_text
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend, VLLMBackend, encode
-from rlvr_dynamics.store import (Entry, config_key, read_json, results_dir, task_modules,
-                                 write_json)
+from rlvr_dynamics.store import (Entry, config_key, digest, origin, read_json, relative,
+                                 results_dir, task_modules, write_json)
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.tasks.base import Problem, Task
 from rlvr_dynamics.tasks.choice import subsample as draw
@@ -144,15 +145,53 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.=-]+", "_", text).strip("_")[:80]
 
 
+WEIGHTS = (".safetensors", ".bin", ".pt", ".gguf")
+"""The suffixes of a model folder's weight files (what ``model_key`` hashes)."""
+
+
+def model_key(spec: Spec) -> tuple[str, dict[str, Any]]:
+    """The model behind ``spec`` as an evaluation's key names it: a label and an identity that
+    say what the weights are, never where they lie, so that results found under one folder
+    are found again under a copy or a clone elsewhere.
+
+    A model named by the registry (``sums-base``: its ``PretrainConfig`` key; SmolLM2, a hub
+    name) is its spec text and ``registry.model_identity``. A folder inside the results tree (a
+    training run's ``model/``) is named by its path relative to the results root and identified
+    by the result that made it (``store.origin``: the run's folder, itself named by the run's
+    settings, the run's code and the checksums its done marker recorded), read from that marker
+    alone. Any other folder is named by its last component and identified by the sha256 of its
+    weight files (``WEIGHTS``, ``store.digest``): a touched file keeps the key, a changed byte
+    moves it."""
+    name, fields = parse_spec(spec)
+    if name == "tiny":
+        prefix, folder = "tiny:", Path(fields["path"])
+    elif name not in (registry.BASE_MODEL, "smollm2") and registry.is_local_path(name):
+        prefix, folder = "", Path(name)
+    else:
+        return spec_text(spec), registry.model_identity(spec)
+    folder = folder.expanduser()
+    inside = relative(folder)
+    label = prefix + (f"results/{inside.as_posix()}" if inside is not None
+                      else folder.resolve().name)
+    made = origin(folder)
+    if made is not None:
+        return label, made
+    weights = ({f.name: digest(f) for f in sorted(folder.iterdir()) if f.suffix in WEIGHTS}
+               if folder.is_dir() else {})
+    return label, {"weights": weights}
+
+
 def run_dir(profile: str, model_spec: str, benchmark_spec: str, problems: Sequence[Problem],
             settings: EvalSettings, backend: str) -> Path:
     """Where one evaluation's chunks live; the key covers everything that changes them: the
-    model and its weights' identity, the problems' text and gold answers, the settings."""
-    key = config_key({"model": model_spec, "weights": registry.model_identity(model_spec),
+    model as ``model_key`` names it (the folder's name too, so no absolute path), the problems'
+    text and gold answers, the settings."""
+    label, identity = model_key(model_spec)
+    key = config_key({"model": label, "weights": identity,
                       "benchmark": benchmark_spec, "backend": backend,
                       "problems": [[p.id, p.prompt, p.answer] for p in problems],
                       **dataclasses.asdict(settings)})
-    return results_dir(profile, "evaluation") / _slug(model_spec) / f"{_slug(benchmark_spec)}-{key}"
+    return results_dir(profile, "evaluation") / _slug(label) / f"{_slug(benchmark_spec)}-{key}"
 
 
 def evaluate_chunk(model: LoadedModel, task: Task, problems: Sequence[Problem],

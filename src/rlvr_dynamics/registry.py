@@ -195,7 +195,12 @@ def load_model(spec: Spec | PretrainConfig, profile: str, dtype: torch.dtype | N
 def model_identity(spec: Spec | PretrainConfig) -> dict[str, Any]:
     """What the weights behind ``spec`` are, beyond its text: the ``PretrainConfig`` key of a
     ``sums-base`` model (its defaults may change), the modification times of a local folder's
-    weight files (a checkpoint retrained in place). A hub name is its own identity."""
+    weight files (a checkpoint retrained in place). A hub name is its own identity.
+
+    The evaluations' keys take the ``sums-base`` and hub identities from here and name a local
+    folder by what made it or by its content instead, never by where it lies or when it was
+    written (``measure.model_key``); the folder branch here is left as it was because every
+    training run's code fingerprint covers this module."""
     name, fields = parse_spec(spec)
     if name == BASE_MODEL:
         cfg, step, prior = _base(fields, spec)

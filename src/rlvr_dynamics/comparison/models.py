@@ -18,6 +18,8 @@ from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.fields import NonNegative, Real
 from rlvr_dynamics.rl.algorithms import BASE
+from rlvr_dynamics.rl.config import TrainConfig
+from rlvr_dynamics.store import read_json
 
 
 class Setting(BaseModel):
@@ -43,9 +45,16 @@ class Model:
 
 def run_spec(run: Path) -> str:
     """The evaluation spec of a finished training run's final policy: ``tiny:<folder>`` for a
-    character-level sums model, the folder itself for a pretrained one (SmolLM2)."""
-    folder = Path(run) / "model"
-    return f"tiny:{folder}" if registry.is_char_model(folder) else str(folder)
+    character-level sums model, the folder itself for a pretrained one (SmolLM2). The kind is
+    the model's own where its folder is on disk, else that of the model the run started from
+    (its ``config.json``): a copy of the results without the runs' large model folders still
+    names each run's model as the evaluations stored under it do (``measure.model_key``)."""
+    folder, config = Path(run) / "model", Path(run) / "config.json"
+    if folder.is_dir() or not config.is_file():
+        char = registry.is_char_model(folder)
+    else:
+        char = registry.model_kind(TrainConfig.from_dict(read_json(config)).model) == "char"
+    return f"tiny:{folder}" if char else str(folder)
 
 
 OTHER_BASE = BASE + ", pretraining seed {}"
