@@ -11,7 +11,9 @@ profile's chapters and its book, the one published book across profiles, one tra
     python -m rlvr_dynamics.run train --profile paper --config <launch file>        # any run
 
 Every selected notebook's parameters are resolved and validated before the first one runs
-(``profiles.plan``), and each chapter is handed those of the chapters it reads.
+(``profiles.plan``), and each chapter is handed those of the chapters it reads. A build holds
+its profile's lock (``lock.held``) from then to its end: a second build of the same profile
+waits for it, or with ``--no-wait`` exits naming the process that holds it.
 """
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from rlvr_dynamics import lock
 from rlvr_dynamics.book import build_book
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.execution import chapters, execute
@@ -94,6 +97,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--publish", action="store_true",
                     help="build the one published book (book/publish.yaml) from the notebooks "
                          "every profile has executed, recomputing nothing")
+    ap.add_argument("--no-wait", action="store_true",
+                    help="exit, naming the holder, where another process builds the profile")
     ap.add_argument("--reuse-stale", action="store_true",
                     help="keep finished results that older code computed (listed in the run "
                          "report) instead of recomputing them")
@@ -123,15 +128,25 @@ def main(argv: list[str] | None = None) -> int:
     except ParameterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    for i, nb in enumerate(selected, 1):
-        log.info("[%d/%d] %s under profile %s", i, len(selected), nb, args.profile)
-        start = time.time()
-        execute(args.profile, nb, resolved[nb])
-        log.info("[%d/%d] %s done in %.1f min", i, len(selected), nb, (time.time() - start) / 60)
-    if not args.no_book:
-        index = build_book(args.profile)
-        print(f"The book: {index}")
+    try:
+        with lock.held(args.profile, wait=not args.no_wait):
+            build(args.profile, selected, resolved, book=not args.no_book)
+    except lock.Busy as e:
+        print(f"error: {e}", file=sys.stderr)
+        return lock.EXIT_BUSY
     return 0
+
+
+def build(profile: str, selected: list[str], resolved: dict, book: bool) -> None:
+    """Execute the ``selected`` notebooks under ``profile`` with their ``resolved``
+    parameters, then build its book where ``book``."""
+    for i, nb in enumerate(selected, 1):
+        log.info("[%d/%d] %s under profile %s", i, len(selected), nb, profile)
+        start = time.time()
+        execute(profile, nb, resolved[nb])
+        log.info("[%d/%d] %s done in %.1f min", i, len(selected), nb, (time.time() - start) / 60)
+    if book:
+        print(f"The book: {build_book(profile)}")
 
 
 if __name__ == "__main__":
