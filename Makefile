@@ -17,7 +17,7 @@ NB ?=
 PARAMS ?=
 BENCH ?=
 
-.PHONY: reproduce test book publish lab bench clean install
+.PHONY: reproduce test book publish release lab bench clean install
 
 install: $(STAMP) $(MATHJAX)
 
@@ -50,6 +50,12 @@ book: install
 ##   nothing is recomputed, and a chapter missing or made by older code is named.
 publish: install
 	$(PY) -m rlvr_dynamics.run --publish
+
+## release: copy PROFILE's finished results (no weights) into release/PROFILE/ as one more
+##   part, with its manifest; refuses unfinished, damaged or uncommitted-code results.
+##   make release PROFILE=paper PART=1   (release what finished so far, naming the rest)
+release: install
+	$(PY) -m rlvr_dynamics.run release --profile $(PROFILE) $(if $(PART),--part)
 
 ## test: the test suite, including every notebook executed under the smoke profile.
 test: install

@@ -18,8 +18,9 @@ readings and the rules that decide); ``chapters`` (one package per chapter: para
 tables and sentences above them; the words, panels and styles several chapters share beside
 them); ``profiles``; ``page`` (a page's first lines), ``execution`` (the notebooks run by
 papermill), ``report`` (the run report and the cost pages), ``book`` (the HTML book of a
-profile), ``publish`` (one book across profiles) and ``lock`` (one build of a profile at a
-time); ``run`` (the command lines) and ``texts``
+profile), ``publish`` (one book across profiles), ``lock`` (one build of a profile at a time)
+and ``release`` (the finished results kept in the repository, without weights); ``run`` (the
+command lines) and ``texts``
 (the texts written from what they repeat, and the check that they agree).
 ``docs/CONTRIBUTING.md`` has the map and what each kind of edit recomputes.
 """

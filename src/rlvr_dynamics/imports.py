@@ -30,11 +30,11 @@ LAYERS: dict[str, int] = {
     # 4: the chapters (parameters, computations, readings, figures)
     "chapters": 4,
     # 5: profiles; 6: a page's first lines, executing the notebooks, the run report, the book,
-    # publishing it, one build of a profile at a time;
+    # publishing it, one build of a profile at a time, the results release;
     # 7: the command lines, and the texts written from what they repeat (the README's profiles,
     # CONTRIBUTING's layers) with the check that every text agrees with its home
     "profiles": 5, "page": 6, "execution": 6, "report": 6, "book": 6, "publish": 6, "lock": 6,
-    "run": 7, "texts": 7,
+    "release": 6, "run": 7, "texts": 7,
 }
 """Layer of each module (by its name under the package, or its subpackage's). A module may
 import its own layer (without cycles) and the layers below, never one above."""

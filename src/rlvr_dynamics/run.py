@@ -9,6 +9,7 @@ profile's chapters and its book, the one published book across profiles, one tra
     python -m rlvr_dynamics.run --publish      # one book from every profile's executed chapters
     python -m rlvr_dynamics.run train --profile paper --algorithm grpo_n --seed 1   # one run
     python -m rlvr_dynamics.run train --profile paper --config <launch file>        # any run
+    python -m rlvr_dynamics.run release --profile cpu   # the finished results into release/
 
 Every selected notebook's parameters are resolved and validated before the first one runs
 (``profiles.plan``), and each chapter is handed those of the chapters it reads. A build holds
@@ -24,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from rlvr_dynamics import lock
+from rlvr_dynamics import lock, release
 from rlvr_dynamics.book import build_book
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.execution import chapters, execute
@@ -86,8 +87,11 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["train"]:
         return train_main(argv[1:])
+    if argv[:1] == ["release"]:
+        return release.main(argv[1:])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
-                                 epilog="python -m rlvr_dynamics.run train --help: train one run")
+                                 epilog="python -m rlvr_dynamics.run train --help: train one run; "
+                                        "... release --help: release a profile's results")
     ap.add_argument("--profile", default="cpu")
     ap.add_argument("--nb", action="append", default=[],
                     help="notebook(s) to execute (comma-separated or repeated); default all")

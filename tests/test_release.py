@@ -1,0 +1,235 @@
+"""The results release: a tiny store released into a tmp release folder verifies; a changed byte,
+an unlisted file, an unfinished or damaged result, uncommitted code, a result rewritten under a
+released name and a release over budget are each refused and named; weights are withheld with
+their checksums kept; a second part adds only what is new; every release in the repository
+verifies; a release waits for a build of its profile."""
+import json
+import shutil
+import subprocess
+
+import pytest
+
+from rlvr_dynamics import REPO, lock, release, run, store
+from test_lock import hold
+
+PROFILE = "smoke"
+
+
+@pytest.fixture
+def repo(tmp_path):
+    """A checkout whose ``src/`` is committed (the code the results are made by)."""
+    root = tmp_path / "repo"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "code.py").write_text("x = 1\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "-C", str(root), "add", "."], check=True)
+    commit(root)
+    return root
+
+
+def commit(root):
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "commit", "-qam", "code"], check=True)
+
+
+@pytest.fixture
+def roots(tmp_path, monkeypatch):
+    """A tmp results root and a tmp release root."""
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("RLVR_RELEASE", str(tmp_path / "release"))
+    monkeypatch.delenv("RLVR_REUSE_STALE", raising=False)
+    return tmp_path / "results" / PROFILE, tmp_path / "release" / PROFILE
+
+
+def finished(rel, files, code=None):
+    """A finished store entry ``results/smoke/<rel>`` holding ``files`` (name -> bytes)."""
+    e = store.Entry(store.results_root() / PROFILE / rel, code="rlvr_dynamics.toy")
+    if code is not None:
+        e.code = code  # stands for a fingerprint of older code
+    e.begin()
+    for name, data in files.items():
+        (e.path / name).parent.mkdir(parents=True, exist_ok=True)
+        (e.path / name).write_bytes(data)
+    e.finish({"n": 1})
+    return e.path
+
+
+def run_files():
+    return {"dynamics.json": b'{"reward": [0.1, 0.5]}', "config.json": b"{}",
+            "model/model.safetensors": b"W" * 300, "model/config.json": b"{}",
+            "optimizer.pt": b"O" * 200, "checkpoints/checkpoint-2/x.json": b"[]"}
+
+
+def test_a_store_is_released_without_weights_and_verifies(roots, repo):
+    results, out = roots
+    finished("training/grpo-seed0", run_files())
+    finished("evaluation/base/sums-1", {"passk.json": b"[1, 2]"}, code="older")
+    finished("pretrained", {"plans/a/protocol.json": b"{}"})
+    (results / "theory").mkdir()
+    (results / "theory" / "checks_1.json").write_text("{}")   # not a store entry
+    part = release.add(PROFILE, repo=repo)
+    release.verify(PROFILE)
+    head = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True,
+                          text=True).stdout.strip()
+    assert part["part"] == 1 and part["commit"] == head
+    assert part["entries"] == ["evaluation/base/sums-1", "pretrained", "training/grpo-seed0"]
+    assert part["not_results"] == ["theory/checks_1.json"] and part["left_for_later"] == []
+    assert part["machine"]["cores"] >= 1 and part["machine"]["cpu"]
+    assert part["parameters"]["training"]["profile"] == PROFILE
+    assert part["start"] <= part["end"] and part["wall_s"] >= 0
+    m = json.loads((out / "manifest.json").read_text())
+    run_ = m["entries"]["training/grpo-seed0"]
+    # the commit is named only where the checkout's code has the result's fingerprint
+    assert run_["commit"] == head and m["entries"]["evaluation/base/sums-1"]["commit"] is None
+    assert run_["code"] == store.Entry(results, code="rlvr_dynamics.toy").code
+    released = sorted(p.relative_to(out / "training/grpo-seed0").as_posix()
+                      for p in (out / "training/grpo-seed0").rglob("*") if p.is_file())
+    assert released == ["code.json", "config.json", "done.json", "dynamics.json"]
+    marker = json.loads((out / "training/grpo-seed0/done.json").read_text())
+    assert set(run_["withheld"]) == {"model/model.safetensors", "model/config.json",
+                                     "optimizer.pt", "checkpoints/checkpoint-2/x.json"}
+    assert all(run_["withheld"][n] == marker["files"][n] for n in run_["withheld"])
+    assert (out / "training/grpo-seed0/done.json").read_bytes() == \
+        (results / "training/grpo-seed0/done.json").read_bytes()
+    assert (out / "theory").exists() is False
+    for name, f in m["files"].items():
+        assert f["sha256"] == store.digest(out / name) and f["size"] == (out / name).stat().st_size
+
+
+def test_what_is_withheld_is_decided_by_name():
+    for name in ("model.safetensors", "model/config.json", "a/pytorch_model.bin", "optimizer.pt",
+                 "rng_state.pth", "base.gguf", "checkpoints/state.json",
+                 "checkpoint-40/trainer_state.json", "global_step4/x.json"):
+        assert release.withheld(name), name
+    for name in ("dynamics.json", "model.json", "models/a.json", "probe.npz", "config.json",
+                 "tokenizer.json", "step-100/config.json"):
+        assert not release.withheld(name), name
+
+
+def test_a_changed_byte_or_an_unlisted_file_is_named_and_refused(roots, repo):
+    results, out = roots
+    finished("training/grpo-seed0", run_files())
+    release.add(PROFILE, repo=repo)
+    release.verify(PROFILE)                                  # as released: it verifies
+    path = out / "training/grpo-seed0/dynamics.json"
+    data = path.read_bytes()
+    path.write_bytes(data[:5] + bytes([data[5] ^ 1]) + data[6:])
+    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json has changed"):
+        release.verify(PROFILE)
+    finished("training/grpo-seed1", run_files())
+    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json has changed"):
+        release.add(PROFILE, repo=repo)                      # nothing added to it
+    assert not (out / "training/grpo-seed1").exists()
+    path.write_bytes(data)
+    release.verify(PROFILE)
+    path.with_name("extra.json").write_text("{}")
+    with pytest.raises(release.ReleaseError, match="grpo-seed0/extra.json is not in its manifest"):
+        release.verify(PROFILE)
+    path.with_name("extra.json").unlink()
+    path.unlink()
+    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json is missing"):
+        release.verify(PROFILE)
+
+
+def test_unfinished_and_damaged_results_are_refused(roots, repo):
+    results, out = roots
+    finished("training/grpo-seed0", run_files())
+    begun = store.Entry(results / "training/grpo-seed1", code="rlvr_dynamics.toy")
+    store.write_json(begun.begin() / "part-0.json", [1])
+    with pytest.raises(release.ReleaseError, match="training/grpo-seed1 is unfinished"):
+        release.add(PROFILE, repo=repo)
+    assert not out.exists()
+    part = release.add(PROFILE, part=True, repo=repo)       # what finished, as a part
+    assert part["entries"] == ["training/grpo-seed0"]
+    assert part["left_for_later"] == ["training/grpo-seed1"]
+    assert not (out / "training/grpo-seed1").exists()
+    finished("evaluation/e", {"passk.json": b"[1, 2]"})
+    (results / "evaluation/e/passk.json").write_bytes(b"[1, 3]")
+    with pytest.raises(release.ReleaseError,
+                       match=r"results/smoke/evaluation/e is damaged: passk.json has changed"):
+        release.add(PROFILE, part=True, repo=repo)
+    assert not (out / "evaluation").exists()
+    assert (results / "evaluation/e/done.json").is_file()    # refused, not set aside
+
+
+def test_results_of_uncommitted_code_are_refused(roots, repo):
+    finished("training/grpo-seed0", run_files())
+    (repo / "src" / "code.py").write_text("x = 2\n")
+    with pytest.raises(release.ReleaseError, match=r"uncommitted changes under src/ \(src/code.py\)"):
+        release.add(PROFILE, repo=repo)
+    commit(repo)
+    assert release.add(PROFILE, repo=repo)["entries"] == ["training/grpo-seed0"]
+
+
+def test_a_second_part_adds_only_new_results_and_rewrites_none(roots, repo):
+    results, out = roots
+    finished("training/grpo-seed0", run_files())
+    release.add(PROFILE, repo=repo)
+    first = {p: p.stat().st_mtime_ns for p in out.rglob("*") if p.is_file()
+             and p.name != "manifest.json"}
+    assert release.add(PROFILE, repo=repo) is None           # nothing new: no part
+    finished("training/grpo-seed1", run_files())
+    part = release.add(PROFILE, repo=repo)
+    assert part["part"] == 2 and part["entries"] == ["training/grpo-seed1"]
+    assert all(p.stat().st_mtime_ns == t for p, t in first.items())
+    m = json.loads((out / "manifest.json").read_text())
+    assert [p["part"] for p in m["parts"]] == [1, 2]
+    assert {r: e["part"] for r, e in m["entries"].items()} == {"training/grpo-seed0": 1,
+                                                               "training/grpo-seed1": 2}
+    release.verify(PROFILE)
+    shutil.rmtree(results / "training/grpo-seed0")            # computed again, otherwise
+    finished("training/grpo-seed0", {**run_files(), "dynamics.json": b'{"reward": [0.2]}'})
+    with pytest.raises(release.ReleaseError, match="training/grpo-seed0 differs from what part 1 "
+                                                   "released"):
+        release.add(PROFILE, repo=repo)
+    release.verify(PROFILE)
+
+
+def test_the_budget_is_enforced_naming_the_largest_files(roots, repo, monkeypatch):
+    results, out = roots
+    finished("evaluation/big", {"passk.json": b"1" * 5000, "small.json": b"2"})
+    finished("evaluation/small", {"passk.json": b"3" * 100})
+    monkeypatch.setattr(release, "PROFILE_BUDGET", 4000)
+    with pytest.raises(release.ReleaseError, match=r"release/smoke would hold .* over its budget.*"
+                                                   r"largest files: smoke/evaluation/big/passk.json"):
+        release.add(PROFILE, repo=repo)
+    assert not out.exists()
+    monkeypatch.setattr(release, "PROFILE_BUDGET", 10_000)
+    release.add(PROFILE, repo=repo)
+    other = out.parent / "cpu"                                # another profile's release
+    other.mkdir()
+    (other / "a.json").write_bytes(b"4" * 6000)
+    store.write_json(other / "manifest.json", {"files": {"a.json": {"size": 6000, "sha256": "-"}}})
+    monkeypatch.setattr(release, "TOTAL_BUDGET", 12_000)
+    finished("evaluation/more", {"passk.json": b"5" * 1000})
+    with pytest.raises(release.ReleaseError, match=r"release/ would hold .* largest files: "
+                                                   r"cpu/a.json"):
+        release.add(PROFILE, repo=repo)
+
+
+def test_every_release_in_the_repository_verifies(roots, repo, tmp_path):
+    """The check ``make test`` runs on every build: each ``release/<profile>/`` against its
+    manifest (none yet is fine); shown to fail on a planted mismatch in a tmp copy."""
+    assert release.verify_all(REPO / "release") == {}
+    copy = tmp_path / "copy"
+    if (REPO / "release").is_dir():
+        shutil.copytree(REPO / "release", copy)
+    finished("training/grpo-seed0", run_files())
+    release.add(PROFILE, repo=repo, root=copy)
+    assert release.verify_all(copy) == {}
+    path = next(p for p in sorted((copy / PROFILE).rglob("*.json")) if p.name != "manifest.json")
+    path.write_text(path.read_text() + " ")
+    assert list(release.verify_all(copy)) == [PROFILE]
+    assert path.relative_to(copy).as_posix() in release.verify_all(copy)[PROFILE]
+
+
+def test_a_release_waits_for_a_build_of_its_profile(roots, capsys):
+    first = hold(PROFILE)
+    assert first.stdout.readline() == "held\n"
+    with pytest.raises(lock.Busy, match=f"pid {first.pid}"):
+        release.add(PROFILE, wait=False)
+    assert run.main(["release", "--profile", PROFILE, "--no-wait"]) == lock.EXIT_BUSY
+    assert f"profile smoke is being built by pid {first.pid} (command holder nowait)" \
+        in capsys.readouterr().err
+    first.stdin.close()
+    assert first.wait() == 0
