@@ -102,25 +102,39 @@ def test_a_sampled_probe_needs_its_samples():
 
 
 def test_the_claims_are_checked_on_every_training_level(monkeypatch):
-    """Each training level's checks decide a claim together; the harder level's claim once."""
+    """Each training level's checks decide a claim together; the harder level's claim once:
+    decided in the chapter's computing code (``decided_levels``), written out by its words."""
     def per_level(passk, mid, entropy, bangs, settings, headline, test, ood, case, last):
-        return [{"claim": "large_k", "ours": f"{test} ours", "checks": [("d", f"v {test}")],
-                 "also": [("a", f"w {test}")]},
-                {"claim": "ood", "ours": f"{ood} ours", "checks": [("o", "x")], "also": []}]
-    monkeypatch.setattr(sentences, "comparison_rows", per_level)
-    monkeypatch.setattr(sentences, "passk_problems", lambda recs, ks: None)
-    monkeypatch.setattr(sentences, "entropy_problems", lambda recs: None)
-    monkeypatch.setattr(sentences, "mid_curve", lambda recs, ks: None)
-    monkeypatch.setattr(sentences, "reading_rows", lambda dynamics: [])
+        return {"large_k": f"large_k on {test}", "ood": f"ood on {ood}"}
+    monkeypatch.setattr(chapter, "decided", per_level)
+    for name in ("passk_problems", "entropy_problems"):
+        monkeypatch.setattr(chapter, name, lambda *a: None)
+    monkeypatch.setattr(chapter, "mid_curve", lambda recs, ks: None)
     P = settled("cpu-smollm2")
-    rows = sentences.claim_rows(chapter.Results("cpu-smollm2", P, None, None, None, {}, {}), 16)
+    R = chapter.Results("cpu-smollm2", P, None, None, None, {}, {})
     pairs, triples, harder = (f"arith:digits={d},terms={t}" for d, t in ((1, 2), (1, 3), (2, 2)))
+    levels = chapter.decided_levels(R, 16)
+    assert levels == {"large_k": [(pairs, f"large_k on {pairs}"),
+                                  (triples, f"large_k on {triples}")],
+                      "ood": [(pairs, f"ood on {harder}")]}
+
+    def words(decisions):
+        ((claim, d),) = decisions.items()
+        return [{"claim": claim, "ours": f"{d} ours", "checks": [("d", f"v {d}")],
+                 "also": [("a", f"w {d}")]}]
+    monkeypatch.setattr(sentences, "comparison_rows", words)
+    monkeypatch.setattr(sentences, "reading_rows", lambda rows, dynamics: [])
+    monkeypatch.setattr(sentences, "verdict_rows", lambda dynamics: None)
+    rows = sentences.claim_rows(R, 16)
     assert [r["claim"] for r in rows] == ["large_k", "ood"]
-    assert rows[0]["checks"] == [(f"{pairs}: d", f"v {pairs}"), (f"{triples}: d", f"v {triples}")]
-    assert rows[0]["also"] == [(f"{pairs}: a", f"w {pairs}"), (f"{triples}: a", f"w {triples}")]
-    assert rows[0]["ours"] == f"{pairs} ours; {triples} ours"
-    assert rows[1] == {"claim": "ood", "ours": f"{harder} ours", "checks": [("o", "x")],
-                       "also": []}
+    assert rows[0]["checks"] == [(f"{pairs}: d", f"v large_k on {pairs}"),
+                                 (f"{triples}: d", f"v large_k on {triples}")]
+    assert rows[0]["also"] == [(f"{pairs}: a", f"w large_k on {pairs}"),
+                               (f"{triples}: a", f"w large_k on {triples}")]
+    assert rows[0]["ours"] == f"large_k on {pairs} ours; large_k on {triples} ours"
+    assert rows[1] == {"claim": "ood", "ours": f"ood on {harder} ours",
+                       "checks": [("d", f"v ood on {harder}")],
+                       "also": [("a", f"w ood on {harder}")]}
 
 
 def test_the_verdict_rule_states_the_level_of_the_verdicts_interval(monkeypatch):

@@ -169,9 +169,8 @@ def claim_inputs(full: dict[str, list[float]] = FLAT, bang: dict[str, list[float
 
 def rows_of(headline: str, support=None, **kw) -> dict[str, dict]:
     passk, mid, entropy, bangs = claim_inputs(**kw)
-    return {r["claim"]: r for r in sentences.comparison_rows(passk, mid, entropy, bangs,
-                                                             ["paper", "full"], headline, "t",
-                                                             "o", "full", 8, support)}
+    return {r["claim"]: r for r in sentences.comparison_rows(rp.decided(
+        passk, mid, entropy, bangs, ["paper", "full"], headline, "t", "o", "full", 8, support))}
 
 
 def verdicts_of(row: dict, key: str = "checks") -> list[str]:
@@ -556,3 +555,25 @@ def test_token_entropy_by_path_from_exact_and_sampled_records():
                                                                        "token entropy"])
     html = shown.by_path_table(t, "d").to_html()
     assert "stepwise" in html and "guess" not in html
+
+
+def test_the_headline_setting_decides_and_a_planted_outcome_flips_the_record():
+    """``comparison.claims.decided`` decides in computing code which checks vote (the headline
+    setting's) and which are shown beside (the other setting's, the paper's k), no page
+    rendered: a planted Pass@1 loss of GRPO under the headline setting flips pass1_gain's
+    recorded verdict; the same loss under the other setting moves only a check beside it."""
+    def pass1(headline: str, **kw) -> tuple[str, list[str]]:
+        d = rp.decided(*claim_inputs(**kw), ["paper", "full"], headline, "t", "o", "full", 8)
+        votes = d["pass1_gain"].votes
+        assert {where for _, where in votes} == {headline}
+        assert all(where != headline for _, where in d["pass1_gain"].beside)
+        return verdicts.combine([x.verdict for x, _ in votes]), [x.verdict for x, _ in
+                                                                  d["pass1_gain"].beside]
+
+    gain, _ = pass1("full")
+    loss = {"Base": [60.0, 61.0, 59.0], "GRPO": [20.0, 21.0, 19.0],
+            "GRPO-N": [20.0, 22.0, 18.0]}
+    lost, _ = pass1("full", full=loss)
+    beside_only, beside = pass1("paper", full=loss)
+    assert gain != lost and lost != "replicates"
+    assert beside_only == pass1("paper")[0] and stats.OPPOSITE in beside

@@ -563,7 +563,7 @@ def test_a_path_switch_moves_the_held_out_entropy_not_the_verdict():
     import numpy as np
 
     from rlvr_dynamics import stats
-    from rlvr_dynamics.rl.readings import readings
+    from rlvr_dynamics.rl.readings import readings, verdict_rows
     from rlvr_dynamics.chapters.sentences import reading_rows
 
     rng = np.random.default_rng(3)
@@ -574,7 +574,7 @@ def test_a_path_switch_moves_the_held_out_entropy_not_the_verdict():
                               "verdict"] == stats.NO_EFFECT
     assert readings(flat, "heldout_entropy").loc[
         ("4. GRPO-N ends above the base", "GRPO-N: end - base"), "verdict"] == stats.OPPOSITE
-    rows = {r["claim"]: r for r in reading_rows(flat)}
+    rows = {r["claim"]: r for r in reading_rows(verdict_rows(flat), flat)}
     assert [v for _, v in rows["entropy_recovery"]["checks"]][-1] == stats.NO_EFFECT
 
 
@@ -595,13 +595,16 @@ def test_verdict_rows_carry_the_readings_and_the_end_values():
     out (without GRPO, readings 1 and 2)."""
     import numpy as np
 
-    from rlvr_dynamics.rl.readings import readings
+    from rlvr_dynamics.rl.readings import readings, verdict_rows
     from rlvr_dynamics.chapters.sentences import reading_rows
+
+    def reading_rows_of(dynamics):
+        return reading_rows(verdict_rows(dynamics), dynamics)
 
     rng = np.random.default_rng(2)
     dynamics = {"GRPO": synthetic(lambda t: 0.4 - 0.003 * t, lambda t: 0.5, 3, 0.01, rng),
                 "GRPO-N": synthetic(lambda t: 0.4, lambda t: 0.5 + 0.001 * t, 3, 0.01, rng)}
-    rows = {r["claim"]: r for r in reading_rows(dynamics)}
+    rows = {r["claim"]: r for r in reading_rows_of(dynamics)}
     assert list(rows) == ["competitive", "entropy_collapse", "entropy_recovery"]
     table = readings(dynamics)
     for claim, numbers in [("competitive", ("1.",)), ("entropy_recovery", ("3.", "4."))]:
@@ -616,9 +619,9 @@ def test_verdict_rows_carry_the_readings_and_the_end_values():
     assert [v for _, v in rows["entropy_recovery"]["also"]] == list(
         held_out[held_out.index.get_level_values(0).str.startswith(("3.", "4."))]["verdict"])
     assert all(w.endswith("[held-out token entropy]") for w, _ in rows["entropy_recovery"]["also"])
-    alone = reading_rows({"GRPO-N": dynamics["GRPO-N"]})
+    alone = reading_rows_of({"GRPO-N": dynamics["GRPO-N"]})
     assert [r["claim"] for r in alone] == ["entropy_recovery"]
-    one_seed = reading_rows({k: v[:1] for k, v in dynamics.items()})[0]
+    one_seed = reading_rows_of({k: v[:1] for k, v in dynamics.items()})[0]
     assert " ± " not in one_seed["ours"]
     assert "[" not in one_seed["checks"][0][0] and "[" in rows["competitive"]["checks"][0][0]
 
@@ -798,3 +801,35 @@ def test_the_by_path_table_tells_a_path_switch_from_a_sharpening():
     assert np.isnan(t.loc[("sharpen", "end"), "entropy, stepwise"])
     assert "share, guess" not in t and "entropy, other" not in t
     assert by_path_table({"GRPO": [[{"step": 0, "heldout_entropy": 1.0}]]}).empty
+
+
+def test_the_readings_decide_in_computing_code_and_a_planted_outcome_flips_the_record():
+    """``rl.readings.verdict_rows`` decides which checks vote (the rollouts' entropy and the
+    accuracy; the held-out entropy beside them) and their outcomes, no page rendered: an entropy
+    that ends above the base under GRPO-N replicates reading 4, one that ends below it flips
+    it to opposite, and the recorded entropy_collapse (GRPO-N against GRPO at the end) with
+    it; the held-out readings never vote."""
+    import numpy as np
+
+    from rlvr_dynamics import stats, verdicts
+    from rlvr_dynamics.rl.readings import verdict_rows
+
+    rng = np.random.default_rng(5)
+
+    def decided(end: float):
+        dynamics = {"GRPO": synthetic(lambda t: 0.4, lambda t: 0.5, 4, 0.002, rng),
+                    "GRPO-N": synthetic(lambda t: 0.4 + end * t / 100, lambda t: 0.5, 4, 0.002,
+                                        rng)}
+        return verdict_rows(dynamics)
+
+    recorded = {}
+    for end, expected in ((0.2, stats.REPLICATES), (-0.2, stats.OPPOSITE)):
+        rows = decided(end)
+        four = rows[rows["reading"].str.startswith("4.") & rows["votes"]]
+        assert list(four["outcome"]) == [expected]
+        assert not rows[rows["read"] == "heldout_entropy"]["votes"].any()
+        assert rows[rows["read"] == "heldout_entropy"]["claim"].isin(
+            ["entropy_collapse", "entropy_recovery"]).all()
+        collapse = rows[(rows["claim"] == "entropy_collapse") & rows["votes"]]["outcome"]
+        recorded[expected] = verdicts.combine(list(collapse))  # GRPO-N - GRPO at the end
+    assert recorded == {stats.REPLICATES: "replicates", stats.OPPOSITE: stats.OPPOSITE}

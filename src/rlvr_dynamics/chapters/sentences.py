@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
-from rlvr_dynamics.comparison.claims import Check, case_check, setting_checks
+from rlvr_dynamics.comparison.claims import Check, Decided
 from rlvr_dynamics.comparison.models import Setting
 from rlvr_dynamics.rl.readings import (ENTROPY, HELD_OUT, ROLLOUT_WINDOW, VERDICT_CLAIMS,
-                                       end_values, readings)
+                                       end_values)
 
 
 def run_settings(T: Any) -> str:
@@ -65,32 +65,23 @@ def interval(low: float, high: float) -> str:
     return "" if math.isnan(low) or math.isnan(high) else f" [{low:+.3f}, {high:+.3f}]"
 
 
-def reading_rows(dynamics: dict[str, list[list[dict[str, Any]]]]) -> list[dict[str, Any]]:
-    """The readings as rows for ``verdicts.record`` (``VERDICT_CLAIMS``: reading 1 is the claim
-    ``competitive``, 2 ``entropy_collapse``, 3 and 4 ``entropy_recovery``); ``ours``: the
-    end-of-training values (``ends_text``), mean ± sd over seeds; ``checks``: each reading's effect, its
-    interval (``interval``) and the paper's side, with its verdict; ``also``: the entropy
-    readings on the held-out entropy (``HELD_OUT``), not deciding. A claim none of whose
-    readings could be taken is left out."""
-    tables = {key: readings(dynamics, key).reset_index() for key in (ENTROPY, HELD_OUT)}
-
-    def said(table, prefixes: tuple[str, ...], where: str = "") -> list[tuple[str, str]]:
-        part = table[table["reading"].str.startswith(prefixes)]
-        return [(f"{q}: {e:+.3f}{interval(lo, hi)} ({p}?){where}", v)
-                for q, e, lo, hi, p, v in
-                part[["quantity", "estimate", "low", "high", "paper", "verdict"]].itertuples(
-                    index=False)]
-
-    rows = []
-    for claim, key, prefixes in VERDICT_CLAIMS:
-        checks = said(tables[ENTROPY], prefixes)
-        if checks:
-            also = (said(tables[HELD_OUT], prefixes, f" [{QUANTITIES[HELD_OUT]}]")
-                    if key == ENTROPY else [])
-            rows.append({"claim": claim, "ours": f"{QUANTITIES[key]} at the end: "
-                                                 f"{ends_text(dynamics, key)}", "checks": checks,
-                         "also": also})
-    return rows
+def reading_rows(rows: pd.DataFrame, dynamics: dict[str, list[list[dict[str, Any]]]]
+                 ) -> list[dict[str, Any]]:
+    """``rl.readings.verdict_rows`` as ``verdicts.record`` keeps them: per claim, each check in
+    words (the quantity, its effect with its interval (``interval``) and the paper's side),
+    those that vote as ``checks`` and the rest (the held-out entropy) as ``also``; ``ours``: the
+    end-of-training values (``ends_text``), mean ± sd over seeds."""
+    key = {claim: k for claim, k, _ in VERDICT_CLAIMS}
+    out = []
+    for claim, part in rows.groupby("claim", sort=False):
+        said = [(f"{r.quantity}: {r.estimate:+.3f}{interval(r.low, r.high)} ({r.paper}?)"
+                 + ("" if r.votes else f" [{QUANTITIES[r.read]}]"), r.outcome, r.votes)
+                for r in part.itertuples()]
+        out.append({"claim": claim, "ours": f"{QUANTITIES[key[claim]]} at the end: "
+                                            f"{ends_text(dynamics, key[claim])}",
+                    "checks": [(t, v) for t, v, votes in said if votes],
+                    "also": [(t, v) for t, v, votes in said if not votes]})
+    return out
 
 
 # --- Section 4's claims as verdict rows ----------------------------------------------------
@@ -115,39 +106,26 @@ def check_text(c: Check, digits: int = 2) -> str:
     return f"{text}, cannot inform: {c.why_not}" if c.why_not else text
 
 
-def comparison_rows(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame,
-               bangs: pd.DataFrame, settings: Sequence[str], headline: str, test: str, ood: str,
-               bang_setting: str, last: int, support: dict[str, dict[str, float]] | None = None
-               ) -> list[dict]:
-    """The rows a comparison of trained models records for ``verdicts``: the Pass@k and entropy claims scored
-    under every setting (``claims.setting_checks``: the large-k ones at the base's mid-curve k,
-    ``mid``, with k = ``last`` beside them; ``support``: setting -> benchmark -> the share of
-    the problems beyond the direct path that the base reaches), the verdict taken under
-    ``headline`` (the rest shown beside it as ``also``), and the case study's corrected steps
-    under ``bang_setting`` (``claims.case_check``). Values: mean ± sd over seeds (the base's
-    evaluations count as its seeds)."""
-    support = support or {}
-    scored = {s: setting_checks(passk, mid, entropy, s, test, ood, last, support.get(s))
-              for s in settings}
-
-    def said(checks: Sequence[Check], where: str, d: int) -> list[tuple[str, str]]:
-        return [(f"{check_text(x, d)} [{where}]", x.verdict) for x in checks]
-
+def comparison_rows(decisions: dict[str, Decided]) -> list[dict]:
+    """``comparison.claims.decided`` as ``verdicts.record`` keeps it: per claim our values in
+    words (mean ± sd over seeds; the base's evaluations count as its seeds) and each check in
+    words (``check_text``) with where it was read, those that vote as ``checks`` and the rest
+    as ``also``."""
     rows = []
-    for claim, c in scored[headline].items():
-        if c.checks:
-            v, d = DIGITS.get(claim, (1, 2))
-            also = said(c.beside, f"{headline}, k = {last}", d)
-            for s in settings:
-                if s != headline:
-                    other = scored[s][claim]
-                    also += said(other.checks, s, d) + said(other.beside, f"{s}, k = {last}", d)
-            rows.append({"claim": claim, "ours": f"{c.what}: {ours(c.values, v)} ({headline} "
-                         f"setting)", "checks": said(c.checks, headline, d), "also": also})
-    case = case_check(bangs, bang_setting, test)
-    if case is not None:
-        rows.append({"claim": "case_study", "ours": f"{case.what}: {ours(case.values)} %",
-                     "checks": [(check_text(x), x.verdict) for x in case.checks]})
+    for claim, d in decisions.items():
+        v, digits = DIGITS.get(claim, (1, 2))
+
+        def said(checks: Sequence[tuple[Check, str]]) -> list[tuple[str, str]]:
+            return [(check_text(x, digits) + (f" [{where}]" if where else ""), x.verdict)
+                    for x, where in checks]
+
+        c = d.claimed
+        ours_ = (f"{c.what}: {ours(c.values, v)} ({d.setting} setting)" if d.setting
+                 else f"{c.what}: {ours(c.values, v)} %")
+        row = {"claim": claim, "ours": ours_, "checks": said(d.votes)}
+        if d.setting:
+            row["also"] = said(d.beside)
+        rows.append(row)
     return rows
 
 

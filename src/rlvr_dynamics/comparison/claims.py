@@ -254,3 +254,44 @@ def case_check(bangs: pd.DataFrame, setting: str, test: str) -> Claimed | None:
     c = check(b, "GRPO", "GRPO-N", CASE_MARGIN, why_not=why)
     return None if c is None else Claimed(f"{test}, share of correct step-by-step samples with "
                                           f"a corrected step ({setting})", b, [c])
+
+
+@dataclass(frozen=True)
+class Decided:
+    """A claim as the closing chapter decides it: what it reads and its values (``claimed``,
+    under ``setting``), the checks that vote (``votes``) and those shown beside them
+    (``beside``), each with where it was read ("" where there is one place only)."""
+
+    claimed: Claimed
+    setting: str
+    votes: list[tuple[Check, str]]
+    beside: list[tuple[Check, str]] = field(default_factory=list)
+
+
+def decided(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame, bangs: pd.DataFrame,
+            settings: list[str], headline: str, test: str, ood: str, bang_setting: str,
+            last: int, support: dict[str, dict[str, float]] | None = None
+            ) -> dict[str, Decided]:
+    """claim -> its decision: the Pass@k and entropy claims scored under every setting
+    (``setting_checks``: the large-k ones at the base's mid-curve k, ``mid``, with k = ``last``
+    beside them; ``support``: setting -> benchmark -> the share of the problems beyond the
+    direct path that the base reaches), the checks under ``headline`` voting and the rest
+    beside them; and the case study's corrected steps under ``bang_setting`` (``case_check``).
+    A claim without a check under ``headline`` is left out."""
+    support = support or {}
+    scored = {s: setting_checks(passk, mid, entropy, s, test, ood, last, support.get(s))
+              for s in settings}
+    out = {}
+    for claim, c in scored[headline].items():
+        if c.checks:
+            beside = [(x, f"{headline}, k = {last}") for x in c.beside]
+            for s in settings:
+                if s != headline:
+                    other = scored[s][claim]
+                    beside += ([(x, s) for x in other.checks]
+                               + [(x, f"{s}, k = {last}") for x in other.beside])
+            out[claim] = Decided(c, headline, [(x, headline) for x in c.checks], beside)
+    case = case_check(bangs, bang_setting, test)
+    if case is not None:
+        out["case_study"] = Decided(case, "", [(x, "") for x in case.checks])
+    return out

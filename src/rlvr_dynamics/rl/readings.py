@@ -139,3 +139,23 @@ VERDICT_CLAIMS = (("competitive", "greedy_accuracy", ("1.",)),
 """The claims of ``verdicts`` that the readings decide: the claim, the quantity whose end
 values are ours, and the readings (by number) that are its checks (the entropy ones read
 beside them on ``HELD_OUT``, not deciding)."""
+
+
+def verdict_rows(dynamics: dict[str, list[list[dict[str, Any]]]]) -> pd.DataFrame:
+    """Every check of the claims that the readings decide (``VERDICT_CLAIMS``), one row each:
+    its claim, the reading and quantity (``readings``' index), the entropy it reads (``read``:
+    ``ENTROPY``, or ``HELD_OUT`` for the entropy readings taken again on the held-out set), the
+    estimate and its interval, the margin, the side the paper's claim needs (``paper``), the
+    outcome, and whether it votes on the claim (the readings on ``ENTROPY`` and the accuracy
+    do; those on ``HELD_OUT`` are shown beside them). A claim none of whose readings could be
+    taken has no rows."""
+    tables = {key: readings(dynamics, key).reset_index() for key in (ENTROPY, HELD_OUT)}
+    parts = []
+    for claim, key, prefixes in VERDICT_CLAIMS:
+        for read in (ENTROPY, HELD_OUT) if key == ENTROPY else (ENTROPY,):
+            part = tables[read][tables[read]["reading"].str.startswith(prefixes)]
+            parts.append(part.assign(claim=claim, read=read, votes=read == ENTROPY))
+    rows = pd.concat(parts, ignore_index=True).rename(columns={"verdict": "outcome"})
+    decided = rows.groupby("claim")["votes"].transform("any")
+    return rows[decided][["claim", "reading", "quantity", "read", "estimate", "low", "high",
+                          "margin", "paper", "outcome", "votes"]].reset_index(drop=True)

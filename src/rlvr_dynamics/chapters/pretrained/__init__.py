@@ -49,8 +49,12 @@ from rlvr_dynamics import registry, verdicts
 from rlvr_dynamics.chapters.pretrained import plan
 from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, ParameterError, Probability,
                                     Text, require)
+from rlvr_dynamics.comparison.case import STEPWISE_SHARE
+from rlvr_dynamics.comparison.claims import Decided, decided
 from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
 from rlvr_dynamics.comparison.metrics import entropy_long, passk_long  # noqa: F401 (the page's)
+from rlvr_dynamics.comparison.metrics import entropy_problems, mid_curve, passk_problems
+from rlvr_dynamics.rl.readings import verdict_rows  # noqa: F401 (the page's)
 from rlvr_dynamics.store import DONE, Entry, config_key, read_json, results_dir
 from rlvr_dynamics.tasks.arithmetic import PROMPTS, ArithmeticMix, ArithmeticTask
 from rlvr_dynamics.tasks.math import last_boxed
@@ -432,6 +436,24 @@ def available(P: Params) -> bool:
     """Whether this chapter has results to show under ``P`` (``execution.available``): always
     where it computes its own, else where ``P.source``'s profile finished it with this code."""
     return P.source is None or marker(P.source).done
+
+
+def decided_levels(R: Results, last: int) -> dict[str, list[tuple[str, Decided]]]:
+    """The large-k and entropy claims decided per level (``comparison.claims.decided``, under
+    the first setting, at the base's mid-curve k with k = ``last`` beside): claim -> (level, its
+    decision) for every training level, whose checks decide the claim together
+    (``verdicts.combine``), and the harder level's claim once, from the first training level."""
+    passk, entropy = passk_problems(R.recs, R.P.ks), entropy_problems(R.recs)
+    mid = mid_curve(R.recs, R.P.ks)
+    benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
+    trained = benchmarks[:len(R.P.levels)]
+    ood = benchmarks[len(R.P.levels)] if R.P.ood_levels else trained[0]
+    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed", STEPWISE_SHARE])
+    per_level = {b: decided(passk, mid, entropy, no_case, list(R.P.settings),
+                            next(iter(R.P.settings)), b, ood, "", last) for b in trained}
+    return {claim: [(b, per_level[b][claim])
+                    for b in (trained[:1] if claim == "ood" else trained) if claim in per_level[b]]
+            for claim in per_level[trained[0]]}
 
 
 def claims(R: Results, profile: str, rows: list[dict]) -> pd.DataFrame:

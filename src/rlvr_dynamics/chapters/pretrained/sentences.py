@@ -8,12 +8,10 @@ from typing import Any
 import pandas as pd
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters.pretrained import (Params, Results, boxed_share, fits,
-                                               training_params)
+from rlvr_dynamics.chapters.pretrained import (Params, Results, boxed_share, decided_levels,
+                                               fits, training_params, verdict_rows)
 from rlvr_dynamics.chapters.sentences import (comparison_rows, passk_caption,  # noqa: F401
                                               reading_rows, run_settings)
-from rlvr_dynamics.comparison.case import STEPWISE_SHARE
-from rlvr_dynamics.comparison.metrics import entropy_problems, mid_curve, passk_problems
 from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.stats import CONFIDENCE
 
@@ -166,29 +164,19 @@ def verdict_rule() -> str:
 
 
 def claim_rows(R: Results, last: int) -> list[dict]:
-    """The rows this chapter records: the training claims from the held-out dynamics, and the
-    large-k and entropy claims under the first setting on every training level (in
-    distribution: each level's checks decide the claim together, ``verdicts.combine``) and on
-    the first harder level (out of it), at the base's mid-curve k with k = ``last`` beside."""
-    passk, entropy = passk_problems(R.recs, R.P.ks), entropy_problems(R.recs)
-    mid = mid_curve(R.recs, R.P.ks)
-    benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
-    trained = benchmarks[:len(R.P.levels)]
-    ood = benchmarks[len(R.P.levels)] if R.P.ood_levels else trained[0]
-    no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed", STEPWISE_SHARE])
-    per_level = {b: comparison_rows(passk, mid, entropy, no_case, list(R.P.settings),
-                                    next(iter(R.P.settings)), b, ood, "", last)
-                 for b in trained}
+    """The rows this chapter records, written from its decisions: the training claims from the
+    held-out dynamics (``rl.readings.verdict_rows``) and the large-k and entropy claims of every
+    level (``decided_levels``), each level's checks named by its level."""
     rows = []
-    for first in per_level[trained[0]]:
-        if first["claim"] == "ood":  # one harder level, whichever training level asks
-            rows.append(first)
+    for claim, levels in decided_levels(R, last).items():
+        said = [(b, row) for b, d in levels for row in comparison_rows({claim: d})]
+        if claim == "ood":  # one harder level, read once
+            rows.append(said[0][1])
             continue
-        same = [(b, r) for b in trained for r in per_level[b] if r["claim"] == first["claim"]]
-        rows.append({"claim": first["claim"], "ours": "; ".join(r["ours"] for _, r in same),
-                     **{key: [(f"{b}: {what}", v) for b, r in same for what, v in r[key]]
+        rows.append({"claim": claim, "ours": "; ".join(r["ours"] for _, r in said),
+                     **{key: [(f"{b}: {what}", v) for b, r in said for what, v in r[key]]
                         for key in ("checks", "also")}})
-    return reading_rows(R.dynamics) + rows
+    return reading_rows(verdict_rows(R.dynamics), R.dynamics) + rows
 
 
 def plan_text(R: Results) -> str:

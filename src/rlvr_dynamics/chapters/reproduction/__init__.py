@@ -39,7 +39,7 @@ from rlvr_dynamics.chapters.reproduction.paths import (takeover_step, takeover_s
 from rlvr_dynamics.comparison.case import (STEPWISE_SHARE, bang_long, bang_means, bang_share,
                                            case_problem, samples_of, side_by_side)
 from rlvr_dynamics.comparison.claims import (ANSWER_ENTROPY_MARGIN, CASE_MARGIN, PASS1_MARGIN,
-                                             PASSK_MARGIN, Check, Claimed, case_check,
+                                             PASSK_MARGIN, Check, Claimed, case_check, decided,
                                              headline_setting, negative_checks,
                                              rare_path_support, setting_checks, supports)
 from rlvr_dynamics.comparison.models import (Model, Setting, beyond_direct, chosen, comparison,

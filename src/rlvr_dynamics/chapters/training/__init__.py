@@ -22,7 +22,7 @@ from rlvr_dynamics.paper_tables import entropy_table
 from rlvr_dynamics.rl.dynamics import HELDOUT_PREFIXES, summary
 from rlvr_dynamics.rl.readings import (ACCURACY_MARGIN, ENTROPY, ENTROPY_MARGIN, HELD_OUT,
                                        ROLLOUT_WINDOW, VERDICT_CLAIMS, dynamics_of, end_values,
-                                       reading_curve, readings)
+                                       reading_curve, readings, verdict_rows)
 from rlvr_dynamics.rl.grid import Training, by_algorithm, by_lambda, obtain_runs
 
 
