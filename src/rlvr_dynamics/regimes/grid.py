@@ -20,7 +20,7 @@ from rlvr_dynamics.fields import Int, ListOf, Real, require
 from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit, refit_all
 from rlvr_dynamics.pretrain import base_model
 from rlvr_dynamics.regimes.ladder import rung_base
-from rlvr_dynamics.regimes.prediction import register
+from rlvr_dynamics.regimes.prediction import checks, register
 from rlvr_dynamics.regimes.probes import hard_problems, per_run, probes, train_share, with_passk
 from rlvr_dynamics.regimes.stages import base_rows, informs, mid_curve, stages
 from rlvr_dynamics.rl.algorithms import ALGORITHMS
@@ -212,6 +212,19 @@ class Trained:
 
     dynamics: dict[Key, list[dict]]
     folders: dict[str, list]
+
+    def registration_checks(self, registered: dict[str, dict[str, Any]]
+                            ) -> dict[str, dict[str, bool]]:
+        """Per regime, whether its prediction (``registered``) came before every run and every
+        run started from the base it was made for (``prediction.checks``)."""
+        return checks(registered, self.dynamics, self.folders)
+
+
+def train_grid(G: Grid, registered: dict[str, dict[str, Any]], profile: str) -> Trained:
+    """Every run of ``G``, trained where missing (``train``), each recording its regime's
+    registration (``registered``: ``register_all``'s)."""
+    runs = registered_runs(G, registered)
+    return trained(runs, train(list(runs.values()), G, profile))
 
 
 def trained(runs: dict[Key, TrainConfig], folders: list) -> Trained:

@@ -7,9 +7,8 @@ algorithms and the regimes against each other, the map beside the toy's (``regim
 
 Its runs and their readings are the library's (``regimes.grid``); here: the chapter's
 parameters (``Params``: a ``regimes.grid.Grid`` with the pairs of regimes it sets against each
-other), the steps of the page (``register``, ``train_runs``, ``read``), the computations it
-shows (``cell_checks``, ``regime_contrasts``, ``with_toy`` and those of the library it reads
-as they are) and its decisions (``verdict_rows``: every check per regime with its statistic,
+other), the computations it shows (``cell_checks``, ``regime_contrasts``, ``with_toy`` and
+those of the library it reads as they are) and its decisions (``verdict_rows``: every check per regime with its statistic,
 interval, margin and outcome). It records nothing for the closing chapter: the scenario
 chapter records the claims. Its figures are in ``figures``, its tables for people in
 ``shown``, its words in ``sentences``.
@@ -26,9 +25,7 @@ from rlvr_dynamics import stats
 from rlvr_dynamics.chapters import ListOf, ChapterParams, require
 from rlvr_dynamics.regimes.crossover import (AGREE_FACTOR, SAME_FACTOR, comparisons,
                                              contrasts, prediction_checks, registered_pairs)
-from rlvr_dynamics.regimes.grid import (Grid, Readings, Trained, readings, register_all,
-                                        registered_runs, train, trained)
-from rlvr_dynamics.regimes.prediction import checks
+from rlvr_dynamics.regimes.grid import Grid
 from rlvr_dynamics.regimes.stages import (ENTROPY_MARGIN, SHRINK_MARGIN, entropy_above,
                                           final_entropy, keeps_boundary, stage_effects, summary,
                                           two_stages)
@@ -50,31 +47,6 @@ class Params(ChapterParams, Grid):
             require(len(pair) == 2 and all(r in self.regimes for r in pair),
                     f"contrasts has {pair!r}: each must be two regimes of {list(self.regimes)}")
         return self
-
-
-def register(P: Params) -> dict[str, dict[str, Any]]:
-    """Every regime's registered prediction (``regimes.grid.register_all``), made where
-    missing, before any of its runs."""
-    return register_all(P, P.profile)
-
-
-def train_runs(P: Params, registered: dict[str, dict[str, Any]]) -> Trained:
-    """Every run of ``P``, trained where missing (``P.workers`` at a time, the longest first),
-    each recording its regime's registration (``registered``: ``register``'s)."""
-    runs = registered_runs(P, registered)
-    return trained(runs, train(list(runs.values()), P, P.profile))
-
-
-def read(P: Params, runs: Trained) -> Readings:
-    """The runs read from their probes on the rare-only problems (``regimes.grid.readings``)."""
-    return readings(P, runs.dynamics)
-
-
-def registration_checks(registered: dict[str, dict[str, Any]], runs: Trained
-                        ) -> dict[str, dict[str, bool]]:
-    """Per regime, whether its prediction came before every run and every run started from
-    the base it was made for (``regimes.prediction.checks``)."""
-    return checks(registered, runs.dynamics, runs.folders)
 
 
 # --- the computations the page shows -------------------------------------------------------------

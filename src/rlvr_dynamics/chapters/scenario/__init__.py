@@ -5,9 +5,9 @@ declared with the code (``regimes.scenario``).
 
 Its runs and their readings are the library's (``regimes.grid``); here: the chapter's
 parameters (``Params``: a ``regimes.grid.Grid`` whose regimes are arms and their controls),
-the steps of the page (``register``, ``train``) and its decisions (``verdict_rows``: every check
-with its statistic, interval, margin and outcome; ``record_rows``: what the closing chapter
-reads). Its figures are in ``figures``, its tables for people in ``shown``, its words in
+and its decisions (``verdict_rows``: every check with its statistic, interval, margin and
+outcome; ``record_rows``: what the closing chapter reads); the steps of its page are the
+library's (``register_all``, ``train_grid``, ``readings``). Its figures are in ``figures``, its tables for people in ``shown``, its words in
 ``sentences``.
 """
 from __future__ import annotations
@@ -20,9 +20,7 @@ from pydantic import model_validator
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters import ChapterParams, require
-from rlvr_dynamics.regimes.grid import (Grid, Readings, Trained, readings, register_all,
-                                        registered_runs, train, trained)
-from rlvr_dynamics.regimes.prediction import checks
+from rlvr_dynamics.regimes.grid import Grid
 from rlvr_dynamics.regimes.scenario import (FALL_MARGIN, MATCH_FACTOR, RISE_MARGIN,  # noqa: F401
                                             large_k, matched, verdict)
 from rlvr_dynamics.regimes.stages import predicted_vs_measured
@@ -52,31 +50,6 @@ class Params(ChapterParams, Grid):
                 f"regimes {sorted(set(self.regimes) - paired)} are neither an arm of controls "
                 "nor its control (the regime map chapter reads regimes of any kind)")
         return self
-
-
-def register(P: Params) -> dict[str, dict[str, Any]]:
-    """Every regime's registered prediction (``regimes.grid.register_all``), made where
-    missing, before any of its runs."""
-    return register_all(P, P.profile)
-
-
-def train_runs(P: Params, registered: dict[str, dict[str, Any]]) -> Trained:
-    """Every run of ``P``, trained where missing (``P.workers`` at a time, the longest first),
-    each recording its regime's registration (``registered``: ``register``'s)."""
-    runs = registered_runs(P, registered)
-    return trained(runs, train(list(runs.values()), P, P.profile))
-
-
-def read(P: Params, runs: Trained) -> Readings:
-    """The runs read from their probes on the rare-only problems (``regimes.grid.readings``)."""
-    return readings(P, runs.dynamics)
-
-
-def registration_checks(registered: dict[str, dict[str, Any]], runs: Trained
-                        ) -> dict[str, dict[str, bool]]:
-    """Per regime, whether its prediction came before every run and every run started from
-    the base it was made for (``regimes.prediction.checks``)."""
-    return checks(registered, runs.dynamics, runs.folders)
 
 
 def predicted(table: pd.DataFrame, registered: dict[str, dict[str, Any]]
