@@ -46,12 +46,13 @@ book: install
 	$(PY) -m rlvr_dynamics.run --profile $(PROFILE) --book-only
 
 ## publish: the one published book (build/publish/book): each chapter from the profile that
-##   book/publish.yaml names (the heavy ones from their own profiles), from what is on disk;
-##   nothing is recomputed, and a chapter missing or made by older code is named.
+##   book/publish.yaml names (the heavy ones from their own profiles), from a build here or,
+##   on a fresh clone, drawn from that profile's results release (release/); nothing is
+##   recomputed, and a chapter missing or made by older code is named.
 publish: install
 	$(PY) -m rlvr_dynamics.run --publish
 
-## release: copy PROFILE's finished results (no weights) into release/PROFILE/ as one more
+## release: copy PROFILE's finished results (no weights but the bases') into release/PROFILE/ as one more
 ##   part, with its manifest; refuses unfinished, damaged or uncommitted-code results.
 ##   make release PROFILE=paper PART=1   (release what finished so far, naming the rest)
 release: install

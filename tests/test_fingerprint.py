@@ -36,12 +36,12 @@ def package_copy(tmp_path, monkeypatch):
     monkeypatch.setattr(imports, "SOURCE", copy)
 
     def fingerprints() -> dict[str, str]:
-        for cached in (imports.graph, store._module_hash, store.code_fingerprint):
+        for cached in (imports.graph, store.module_hash, store.code_fingerprint):
             cached.cache_clear()
         return {m: store.code_fingerprint(m) for m in producers()}
 
     yield copy, fingerprints
-    for cached in (imports.graph, store._module_hash, store.code_fingerprint):
+    for cached in (imports.graph, store.module_hash, store.code_fingerprint):
         cached.cache_clear()
 
 
@@ -92,13 +92,13 @@ def test_a_result_is_keyed_by_exactly_the_code_it_imports(package_copy, monkeypa
     copy, fingerprints = package_copy
     before = fingerprints()
     closures = {p: set(imports.closure(p)) for p in before}
-    hashes, compute = {}, store._module_hash.__wrapped__
+    hashes, compute = {}, store.module_hash.__wrapped__
 
     def module_hash(m: str) -> str:  # forgotten one module at a time (an edit adds no import)
         return hashes[m] if m in hashes else hashes.setdefault(m, compute(m))
 
     module_hash.cache_clear = hashes.clear
-    monkeypatch.setattr(store, "_module_hash", module_hash)
+    monkeypatch.setattr(store, "module_hash", module_hash)
     wrong = []
     for module in imports.modules():
         if module in store.BOOKKEEPING:
@@ -153,7 +153,7 @@ def test_a_task_re_keys_only_the_results_computed_on_it(package_copy):
     copy, _ = package_copy
 
     def keys() -> dict[str, str]:
-        for cached in (imports.graph, store._module_hash, store.code_fingerprint):
+        for cached in (imports.graph, store.module_hash, store.code_fingerprint):
             cached.cache_clear()
         return {name: store.code_fingerprint("rlvr_dynamics.rl.runs", tasks)
                 for name, tasks in (("sums", sums_run.tasks), ("arith", arith_run.tasks),
@@ -184,7 +184,7 @@ def test_a_task_re_keys_only_the_chapters_that_compute_on_it(package_copy):
     chapters = ("rlvr_dynamics.chapters.ladder", "rlvr_dynamics.chapters.pretrained")
 
     def keys() -> dict[tuple[str, bool], str]:
-        for cached in (imports.graph, store._module_hash, store.code_fingerprint):
+        for cached in (imports.graph, store.module_hash, store.code_fingerprint):
             cached.cache_clear()
         return {**{(c, True): store.scoped_fingerprint(c) for c in chapters},
                 **{(c, False): store.code_fingerprint(c) for c in chapters}}

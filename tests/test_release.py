@@ -233,3 +233,125 @@ def test_a_release_waits_for_a_build_of_its_profile(roots, capsys):
         in capsys.readouterr().err
     first.stdin.close()
     assert first.wait() == 0
+
+
+def test_a_base_keeps_its_weights_in_the_release():
+    """The bases' weights are released (pages load them); every other result's are not."""
+    assert not release.withheld("model.safetensors", "rlvr_dynamics.pretrain")
+    assert not release.withheld("step-30/model.safetensors", "rlvr_dynamics.pretrain")
+    assert release.withheld("model.safetensors", "rlvr_dynamics.path_prior")
+    assert release.withheld("model/model.safetensors", "rlvr_dynamics.rl.runs")
+
+
+def test_a_restored_result_is_read_without_its_weights_and_remade_for_them(roots, repo):
+    """Restored into an empty results folder, a run is done for what reads its dynamics, not
+    whole for what loads its model; loading the model names the release and the remedy; the
+    store sets aside a restored file that changed; a recompute starts the folder afresh."""
+    from rlvr_dynamics import registry
+    results, out = roots
+    finished("training/grpo-seed0", run_files())
+    finished("evaluation/e", {"passk.json": b"[1, 2]"})
+    release.add(PROFILE, repo=repo)
+    shutil.rmtree(results)
+    assert release.restore(PROFILE) == ["evaluation/e", "training/grpo-seed0"]
+    assert release.restore(PROFILE) == []                     # nothing restored twice
+    run_ = store.Entry(results / "training/grpo-seed0", code="rlvr_dynamics.toy")
+    assert run_.done and not run_.whole
+    assert run_.withheld == ["checkpoints/checkpoint-2/x.json", "model/config.json",
+                             "model/model.safetensors", "optimizer.pt"]
+    assert store.Entry(results / "evaluation/e", code="rlvr_dynamics.toy").whole
+    assert store.withheld_from(run_.path / "model") == "smoke/training/grpo-seed0"
+    assert store.withheld_from(results / "evaluation/e" / "x") is None
+    with pytest.raises(FileNotFoundError, match="results/smoke/training/grpo-seed0 was restored "
+                                                "from it without them"):
+        registry.check_model(f"tiny:{run_.path / 'model'}")
+    (run_.path / "dynamics.json").write_bytes(b'{"reward": [0.1, 0.6]}')  # a changed byte
+    assert not run_.done and not (results / "training/grpo-seed0").exists()
+    assert release.restore(PROFILE) == ["training/grpo-seed0"]
+    run_.begin()                                              # computed again: afresh
+    assert sorted(p.name for p in run_.path.iterdir()) == ["code.json"]
+
+
+def test_reading_only_refuses_to_compute_a_result_of_the_library(roots, monkeypatch):
+    results, _ = roots
+    monkeypatch.setenv("RLVR_READ_ONLY", "1")
+    with pytest.raises(store.NotStored, match="training/grpo-seed0 .rlvr_dynamics.toy. is not "
+                                              "stored"):
+        store.Entry(results / "training/grpo-seed0", code="rlvr_dynamics.toy").begin()
+    assert not (results / "training").exists()
+    store.Entry(results / "verdicts/theory", code="rlvr_dynamics.chapters.theory").begin()
+    monkeypatch.setenv("RLVR_READ_ONLY", "0")
+    store.Entry(results / "training/grpo-seed0", code="rlvr_dynamics.toy").begin()
+
+
+def test_provenance_names_the_parts_and_the_results_of_older_code(roots, repo, monkeypatch):
+    """Current results are not listed; a result whose module's code changed since its part is
+    listed with the changed modules; one its part's commit did not make, with None."""
+    results, _ = roots
+    finished("training/grpo-seed0", run_files())
+    finished("evaluation/e", {"passk.json": b"[1, 2]"}, code="older")
+    release.add(PROFILE, repo=repo)
+    info = release.provenance(PROFILE)
+    assert [p["part"] for p in info["parts"]] == [1] and info["results"] == 2
+    assert info["wall_s"] == info["parts"][0]["wall_s"] and info["parts"][0]["cpu"]
+    assert info["older"] == {"evaluation/e": None}
+    now = release.module_hashes()
+    monkeypatch.setattr(release, "module_hashes", lambda: {**now, "rlvr_dynamics.toy": "edited"})
+    monkeypatch.setattr(release, "commit_of", lambda module, code, head: None)
+    assert release.provenance(PROFILE)["older"] == {"evaluation/e": None,
+                                                    "training/grpo-seed0": ["rlvr_dynamics.toy"]}
+    assert release.provenance("cpu-nothing") is None
+
+
+def shown_outputs(path):
+    """The words and tables a page shows (markdown and HTML outputs), cell by cell."""
+    import nbformat
+    nb = nbformat.read(path, as_version=4)
+    return [o["data"].get("text/markdown") or o["data"].get("text/html")
+            for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+            if o.output_type in ("display_data", "execute_result")
+            and {"text/markdown", "text/html"} & set(o["data"])]
+
+
+def test_a_smoke_release_publishes_from_a_fresh_copy(smoke_book, smoke_results, repo, tmp_path,
+                                                     monkeypatch):
+    """The smoke build's results released, then two chapters drawn from the release alone into
+    an empty results folder and an empty build folder: each page shows what the build showed,
+    says it comes from the release, and nothing was trained (no run has its model). A result
+    that changed after it was restored is set aside, and the page that reads it is refused
+    rather than computed; one of older code is read and named on the page."""
+    import nbformat
+    from rlvr_dynamics import execution, publish
+    monkeypatch.setenv("RLVR_RESULTS", str(smoke_results))
+    monkeypatch.setenv("RLVR_RELEASE", str(tmp_path / "release"))
+    monkeypatch.delenv("RLVR_REUSE_STALE", raising=False)
+    release.add(PROFILE, repo=repo)
+    fresh, builds = tmp_path / "fresh", tmp_path / "build"
+    monkeypatch.setenv("RLVR_RESULTS", str(fresh))
+    monkeypatch.setenv("RLVR_BUILD", str(builds))
+    pages = [("training", PROFILE), ("toy_dynamics", PROFILE)]
+    assert publish.from_release(pages) == {}
+    for name, _ in pages:
+        drawn = builds / PROFILE / "book" / "notebooks" / f"{name}.ipynb"
+        assert shown_outputs(drawn) == shown_outputs(smoke_book / "notebooks" / f"{name}.ipynb")
+        made = nbformat.read(drawn, as_version=4).metadata[execution.STAMP]
+        assert made[publish.RELEASED]["older"] == {}
+        assert "results release" in publish.provenance_md(nbformat.read(drawn, as_version=4),
+                                                          "current")
+    runs = [p for p in (fresh / PROFILE / "training").iterdir() if (p / "done.json").is_file()]
+    assert runs and not any((p / "model").exists() for p in runs)
+    # planted: a run changed after restoring, another made by older code
+    damaged, stale = sorted(runs)[0], sorted(runs)[-1]
+    (damaged / "dynamics.json").write_text((damaged / "dynamics.json").read_text() + " ")
+    marker = json.loads((stale / "done.json").read_text())
+    store.write_json(stale / "done.json", {**marker, "code": "older"})
+    (builds / PROFILE / "book" / "notebooks" / "training.ipynb").unlink()
+    failed = publish.from_release([("training", PROFILE)])
+    assert list(failed) == ["training (smoke)"] and "is not stored" in failed["training (smoke)"]
+    assert not (builds / PROFILE / "book" / "notebooks" / "training.ipynb").exists()
+    assert release.restore(PROFILE) == [damaged.relative_to(fresh / PROFILE).as_posix()]
+    assert publish.from_release([("training", PROFILE)]) == {}
+    drawn = nbformat.read(builds / PROFILE / "book" / "notebooks" / "training.ipynb", as_version=4)
+    assert list(drawn.metadata[execution.STAMP][publish.RELEASED]["older"]) == [
+        stale.relative_to(fresh / PROFILE).as_posix()]
+    assert "made by older code" in publish.provenance_md(drawn, "current")

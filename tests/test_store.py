@@ -82,7 +82,7 @@ def test_a_code_change_recomputes_and_bookkeeping_does_not(monkeypatch):
     from rlvr_dynamics import store
 
     before = store.code_fingerprint("rlvr_dynamics.toy")
-    real = store._module_hash
+    real = store.module_hash
 
     def edited(name):
         def fake(module):
@@ -91,10 +91,10 @@ def test_a_code_change_recomputes_and_bookkeeping_does_not(monkeypatch):
 
     for name, changes in [("rlvr_dynamics.theory", True), ("rlvr_dynamics.store", False),
                           ("rlvr_dynamics.imports", False), ("rlvr_dynamics.passk", False)]:
-        monkeypatch.setattr(store, "_module_hash", edited(name))
+        monkeypatch.setattr(store, "module_hash", edited(name))
         store.code_fingerprint.cache_clear()
         assert (store.code_fingerprint("rlvr_dynamics.toy") != before) == changes, name
-    monkeypatch.setattr(store, "_module_hash", real)
+    monkeypatch.setattr(store, "module_hash", real)
     store.code_fingerprint.cache_clear()
 
 

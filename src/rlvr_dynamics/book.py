@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import yaml
 
 from rlvr_dynamics import REPO, verdicts
-from rlvr_dynamics.execution import BOOK, chapters, pages
+from rlvr_dynamics.execution import BOOK, builds, chapters, pages
 from rlvr_dynamics.report import citation_md, costs_md, profile_costs_md, profiles_md, run_report
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ def build_book(profile: str, verdicts_of: str | None = None) -> Path:
     """Build the HTML book from the notebooks executed under ``profile`` (``build/<profile>/
     book/notebooks/``), its front page's findings from the verdicts ``verdicts_of`` recorded
     (default: ``profile``'s)."""
-    root = REPO / "build" / profile / "book"
+    root = builds() / profile / "book"
     executed = pages(root)
     missing = [c for c in chapters() if c not in executed]
     if missing:

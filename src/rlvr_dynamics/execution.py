@@ -36,6 +36,12 @@ log = logging.getLogger(__name__)
 BOOK = REPO / "book"
 
 
+def builds() -> Path:
+    """``build/``, where each profile's executed notebooks and book go (``$RLVR_BUILD``
+    replaces it)."""
+    return Path(os.environ.get("RLVR_BUILD", REPO / "build"))
+
+
 def chapters() -> list[str]:
     """Notebook names in book order, read from ``book/_toc.yml``."""
     toc = yaml.safe_load((BOOK / "_toc.yml").read_text())
@@ -112,7 +118,7 @@ def declared(nb: nbformat.NotebookNode, notebook: str, present: bool = True
 
 def execute(profile: str, notebook: str, parameters: dict[str, Any]) -> Path:
     """Run one notebook with papermill; return the executed copy."""
-    root = REPO / "build" / profile
+    root = builds() / profile
     source = root / "sources" / f"{notebook}.ipynb"
     source.parent.mkdir(parents=True, exist_ok=True)
     jupytext.write(declared(jupytext.read(REPO / "notebooks" / f"{notebook}.md"), notebook,

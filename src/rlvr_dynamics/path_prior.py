@@ -46,7 +46,7 @@ from rlvr_dynamics.pretrain import (PretrainConfig, author_match, base_dir, base
                                     validation_pairs)
 from rlvr_dynamics.fields import Real, check
 from rlvr_dynamics.parallel import pool_map
-from rlvr_dynamics.store import Entry, config_key
+from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.tasks.sums import GUESS, guess_completion, prompt, terms_of
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ def refit(cfg: PretrainConfig, settings: Refit, profile: str):
     tokenizer)``, trained once and cached."""
     out = refit_dir(cfg, settings, profile)
     entry = Entry(out, code=__name__)
-    if entry.done:
+    if entry.whole:
         return load_tiny(out)
     model, tokenizer = base_model(cfg, profile)
     entry.begin(fresh=True)
@@ -170,10 +170,36 @@ def refit_all(jobs: list[tuple[PretrainConfig, Refit]], profile: str, workers: i
     second core, two side by side gain 2x). Their pretrained bases are made first, here, each
     once: two refits of one base must not pretrain it side by side."""
     missing = [(cfg, how) for cfg, how in jobs
-               if not Entry(refit_dir(cfg, how, profile), code=__name__).done]
+               if not Entry(refit_dir(cfg, how, profile), code=__name__).whole]
     for cfg in {cfg.key: cfg for cfg, _ in missing}.values():
         base_model(cfg, profile)
     pool_map(_refit_job, [(cfg, how, profile) for cfg, how in missing], workers, desc="refits")
+
+
+def dial(made: dict[str, tuple[PretrainConfig, Refit | None]], cfg: PretrainConfig,
+         problems: int, profile: str, workers: int = 2) -> pd.DataFrame:
+    """``dial_check`` of the bases ``made`` (name -> a base and the refit of it, None: the base
+    itself) on ``cfg``'s first ``problems`` test problems, computed once and kept in
+    ``results/<profile>/base_models/dial-<key>/`` (a page reads it without the bases' weights,
+    which the results release withholds); the refits made where missing, ``workers`` at a
+    time."""
+    what = {"bases": {name: [base.key, None if how is None else dataclasses.asdict(how)]
+                      for name, (base, how) in made.items()},
+            "cfg": cfg.key, "problems": problems}
+    entry = Entry(results_dir(profile, "base_models") / f"dial-{config_key(what)}", code=__name__)
+    if not entry.done:
+        refit_all([m for m in made.values() if m[1] is not None], profile, workers)
+        bases = {name: base_model(base, profile) if how is None else refit(base, how, profile)
+                 for name, (base, how) in made.items()}
+        terms = [p.meta["terms"] for p in cfg.task.problems("test")[:problems]]
+        table = dial_check(bases, terms, cfg)
+        entry.begin(fresh=True)
+        write_json(entry.path / "dial.json", {"columns": list(table.columns),
+                                              "rows": {k: list(v) for k, v in
+                                                       table.iterrows()}})
+        entry.finish(what)
+    stored = read_json(entry.path / "dial.json")
+    return pd.DataFrame.from_dict(stored["rows"], orient="index", columns=stored["columns"])
 
 
 @torch.no_grad()

@@ -233,7 +233,7 @@ def pretrain(cfg: PretrainConfig, out: Path) -> Path:
     ``out/done.json`` records the configuration, the training losses and the held-out losses.
     """
     out, entry = Path(out), Entry(out, code=__name__)
-    if entry.done:
+    if entry.whole:
         return out
     entry.begin()
     tokenizer = char_tokenizer(ALPHABET, first=cfg.first_tokens)

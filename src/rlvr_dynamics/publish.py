@@ -1,21 +1,28 @@
 """Publish one book across profiles: each chapter from the profile ``book/publish.yaml``
 names (``PUBLISH``: ``published_from``), some shown again under other profiles on pages of their
 own, nothing recomputed (the chapters that only read records executed again under the default
-profile). Each page says on its first lines which profile, commit and date its numbers come
-from and what they cost (``provenance_md``), and warns where older code made them
-(``freshness``); the book goes to ``build/publish/book`` (``publish``).
+profile). A chapter that no build here has executed is drawn from the profile's results release
+(``from_release``: its results restored, the chapter executed from them computing nothing), so a
+fresh clone publishes the whole book in minutes. Each page says on its first lines which profile,
+commit and date its numbers come from and what they cost (``provenance_md``: for a released
+profile, its parts, their machines and total time), and warns where older code made them
+(``freshness``, and the released results of older code it read, naming the modules changed
+since); the book goes to ``build/publish/book`` (``publish``).
 """
 from __future__ import annotations
 
+import json
 import logging
+import os
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 import nbformat
 import yaml
 
-from rlvr_dynamics import REPO
+from rlvr_dynamics import REPO, execution, lock, release
 from rlvr_dynamics.book import build_book
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.execution import (BOOK, STAMP, chapters, execute, instance, repository,
@@ -85,12 +92,52 @@ def freshness(nb: nbformat.NotebookNode, notebook: str) -> str:
     return "current" if all(made.get(k) == v for k, v in now.items()) else "older code"
 
 
+RELEASED = "released"
+"""The stamp's key (``execution.STAMP``) for what a page drawn from the results release read:
+the release's ``provenance`` and the released results of older code the page read."""
+
+
+def _part_md(p: dict) -> str:
+    start, end = (t[:16].replace("T", " ") for t in (p["start"], p["end"]))
+    flags = ", AVX-512" if p["avx512"] else ""
+    return (f"part {p['part']} at commit `{p['commit'][:7]}`, {start} to {end} UTC "
+            f"({p['wall_s'] / 60:.1f} minutes; {p['cpu']}, {p['cores']} cores{flags})")
+
+
+def released_md(made: dict) -> str:
+    """Where a page drawn from the results release got its numbers (``RELEASED``): the
+    release's parts, their machines and total time, and the results of older code it read."""
+    info, older = made[RELEASED]["provenance"], made[RELEASED]["older"]
+    text = (f"*The numbers on this page come from the `{made['profile']}` profile's results "
+            f"release* (`release/{made['profile']}`, {info['results']} results), computed in "
+            + "; ".join(_part_md(p) for p in info["parts"])
+            + f": {info['wall_s'] / 60:.1f} minutes in all. This page was drawn from them at "
+            f"commit `{made.get('commit', 'unrecorded')}`, computing nothing; to compute them "
+            f"again: `make reproduce PROFILE={made['profile']}`.")
+    if older:
+        changed = sorted({m for ms in older.values() for m in ms or []})
+        text += ("\n\n:::{warning}\nThis page read " + f"{len(older)} released result(s) made "
+                 "by older code than this book's (" + ", ".join(f"`{r}`" for r in sorted(older))
+                 + "); the modules changed since: "
+                 + (", ".join(f"`{m}`" for m in changed) or "not recorded by their part")
+                 + f". Run `make reproduce PROFILE={made['profile']}`, then `make publish`, to "
+                 "bring it up to date.\n:::")
+    return text
+
+
 def provenance_md(nb: nbformat.NotebookNode, state: str, costs: Path = PROFILE_COSTS) -> str:
     """The first lines of a published chapter: which profile, commit and date its numbers come
     from, what they cost (this execution, and the whole profile as ``measured_cost`` gives
-    it), and, where older code made them, a warning that says so."""
+    it; for a page drawn from the results release, ``released_md``), and, where older code
+    made them, a warning that says so."""
     made, run = nb.metadata.get(STAMP, {}), nb.metadata.get("papermill", {})
     profile = made.get("profile", "an unrecorded profile")
+    if RELEASED in made:
+        text = released_md(made)
+        if state != "current":  # the chapter's own code, not the results it read
+            text += ("\n\n:::{warning}\nThis page's chapter code has changed since it was "
+                     "drawn: `make publish` draws it again.\n:::")
+        return text
     when = str(run.get("end_time", ""))[:16].replace("T", " ") or "an unrecorded time"
     text = (f"*The numbers on this page come from the `{profile}` profile*: executed "
             f"{when} UTC from commit `{made.get('commit', 'unrecorded')}`, in "
@@ -125,7 +172,7 @@ def headed(path: Path, chapter: str) -> tuple[nbformat.NotebookNode, str]:
     return nb, state
 
 
-def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = REPO / "build",
+def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path | None = None,
              also: dict[str, list[str]] | None = None) -> dict[str, dict[str, str]]:
     """Put the published book's executed notebooks in ``root/notebooks``: each chapter's from
     the profile ``chosen`` names (the ``default``'s where it names none, or where that profile
@@ -135,7 +182,7 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
     Each page's rerun box gains the link that opens it in Colab (``colab_url``).
     Returns page -> its profile and state ("current", "older code", or "missing: ..." where no
     profile executed it)."""
-    out_dir = root / "notebooks"
+    builds, out_dir = builds or execution.builds(), root / "notebooks"
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
@@ -172,17 +219,83 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path = RE
     return report
 
 
+def shown(default: str, chosen: dict[str, str], also: dict[str, list[str]]
+          ) -> list[tuple[str, str]]:
+    """Every (chapter, profile) the published book shows."""
+    return ([(name, chosen.get(name, default)) for name in chapters()]
+            + [(name, p) for name, ps in also.items() for p in ps])
+
+
+@contextmanager
+def reading_only(ledger: Path):
+    """The store read only (``RLVR_READ_ONLY``), results of older code reused
+    (``RLVR_REUSE_STALE``) and each reuse logged in ``ledger``, in this process and the
+    kernels it starts."""
+    saved = {k: os.environ.get(k) for k in ("RLVR_READ_ONLY", "RLVR_REUSE_STALE",
+                                            "RLVR_STALE_LEDGER")}
+    os.environ.update(RLVR_READ_ONLY="1", RLVR_REUSE_STALE="1", RLVR_STALE_LEDGER=str(ledger))
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def from_release(pairs: list[tuple[str, str]]) -> dict[str, str]:
+    """Draw from the results release each (chapter, profile) of ``pairs`` that no build here
+    has executed: the profile's released results restored into ``results/<profile>/``
+    (``release.restore``), then the chapter executed from them under ``reading_only``, so that
+    nothing is trained or evaluated; a result it needs that the release lacks fails it, and it
+    is named as missing. The executed notebook's stamp records the release's ``provenance`` and
+    the released results of older code the page read (``RELEASED``). Returns page -> why it
+    could not be drawn."""
+    failed, builds = {}, execution.builds()
+    todo = [(n, p) for n, p in dict.fromkeys(pairs)
+            if not (builds / p / "book" / "notebooks" / f"{n}.ipynb").is_file()
+            and release.provenance(p) is not None]
+    for profile in dict.fromkeys(p for _, p in todo):
+        names = [n for n, p in todo if p == profile]
+        with lock.held(profile):
+            restored = release.restore(profile)
+            log.info("%s: %d results restored from release/%s; drawing %s", profile,
+                     len(restored), profile, ", ".join(names))
+            info, resolved = release.provenance(profile), plan(profile, names)
+            for name in names:
+                ledger = builds / profile / "stale" / f"{name}.json"
+                ledger.unlink(missing_ok=True)
+                try:
+                    with reading_only(ledger):
+                        done = execute(profile, name, resolved[name])
+                except Exception as e:  # papermill names the cell; the page stays missing
+                    log.error("%s could not be drawn from release/%s: %s", name, profile,
+                              str(e).splitlines()[-1] if str(e) else type(e).__name__)
+                    failed[f"{name} ({profile})"] = str(e)
+                    continue
+                read = json.loads(ledger.read_text()) if ledger.is_file() else []
+                nb = nbformat.read(done, as_version=4)
+                nb.metadata[STAMP][RELEASED] = {
+                    "provenance": {k: v for k, v in info.items() if k != "older"},
+                    "older": {r["result"]: info["older"].get(r["result"]) for r in read}}
+                nbformat.write(nb, done)
+    return failed
+
+
 def publish(path: Path = PUBLISH) -> Path:
     """The one published book (``PUBLISH``): every chapter from the profile it is shown from,
     nothing recomputed (the chapters that only read records, e.g. the verdicts, executed again
     under the default profile), each page saying where its numbers come from; what is missing
     or was made by older code is logged and said on the page."""
     default, chosen, refresh, also = published_from(path)
+    for page, why in from_release(shown(default, chosen, also)).items():
+        log.warning("%s: not drawn from the release (%s)", page, why.splitlines()[-1][:300])
     resolved = plan(default, refresh)
     for name in refresh:  # cheap: they read what the chapters recorded
         log.info("%s: executed again under %s, to read every profile's records", name, default)
         execute(default, name, resolved[name])
-    report = assemble(default, chosen, REPO / "build" / "publish" / "book", also=also)
+    report = assemble(default, chosen, execution.builds() / "publish" / "book", also=also)
     for name, r in report.items():
         level = logging.INFO if r["state"] == "current" else logging.WARNING
         log.log(level, "%s: from %s (%s)", name, r["profile"], r["state"])

@@ -35,6 +35,7 @@ import torch
 from rlvr_dynamics import models
 from rlvr_dynamics.path_prior import Refit, refit, refit_dir
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
+from rlvr_dynamics.store import withheld_from
 from rlvr_dynamics.tasks.arithmetic import SPLITS, ArithmeticTask
 from rlvr_dynamics.tasks.base import Problem, Task
 from rlvr_dynamics.tasks.choice import ChoiceTask
@@ -153,15 +154,30 @@ def check_model(spec: Spec | PretrainConfig) -> None:
     elif name == "tiny":
         if not fields["path"]:
             raise ValueError(f"spec {spec!r}: tiny:<folder> needs a folder")
+        _not_withheld(Path(fields["path"]))
     elif fields:
         raise ValueError(f"spec {spec!r}: only sums-base takes fields")
     elif not name:
         raise ValueError("a model spec must not be empty")
     elif name != "smollm2" and is_local_path(name) and not (
             Path(name).expanduser() / "config.json").is_file():
+        _not_withheld(Path(name).expanduser())
         raise FileNotFoundError(f"model {name!r}: no model there (config.json missing); give a "
                                 "folder saved with save_pretrained or a hub name like "
                                 "'Qwen/Qwen2.5-Math-7B'")
+
+
+def _not_withheld(folder: Path) -> None:
+    """Raise ``FileNotFoundError`` where ``folder`` is a model that the results release
+    withheld from a result restored from it (``store.withheld_from``), naming the result."""
+    held = withheld_from(folder)
+    if held is not None:
+        raise FileNotFoundError(
+            f"model {folder}: the results release withholds model weights, and results/{held} "
+            "was restored from it without them; they are needed here because a result that "
+            "reads them is not released (or was made by other code): compute that result "
+            f"again (a training run: python -m rlvr_dynamics.run train --config "
+            f"results/{held}/config.json --profile <profile> --recompute)")
 
 
 def model_kind(spec: Spec | PretrainConfig) -> str:

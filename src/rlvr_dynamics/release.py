@@ -43,8 +43,9 @@ from rlvr_dynamics import REPO, imports, lock
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.measure import WEIGHTS
 from rlvr_dynamics.profiles import notebook_names, plan, profile_chapters
-from rlvr_dynamics.store import (CLAIMED, CODE, DONE, Damaged, atomic_write, code_fingerprint,
-                                 damage, read_json, results_root, stale_reused, write_json)
+from rlvr_dynamics.store import (CLAIMED, CODE, DONE, WITHHELD, Damaged, module_hash,
+                                 atomic_write, code_fingerprint, damage, read_json, results_root,
+                                 stale_reused, write_json)
 
 MANIFEST = "manifest.json"
 FORMAT = 1
@@ -56,6 +57,11 @@ WITHHELD_SUFFIXES = (*WEIGHTS, ".pth", ".ckpt")
 WITHHELD_FOLDERS = ("model", "checkpoints", "checkpoint-*", "global_step*")
 """Folders withheld whole, inside a result: a run's merged model, the trainer's checkpoints
 (TRL's ``checkpoint-N``, DeepSpeed's ``global_stepN``)."""
+
+WEIGHTS_RELEASED = ("rlvr_dynamics.pretrain",)
+"""The modules whose results keep their weights in the release: the pretrained bases (4 MB
+each at the book's size), which pages load (the base model's chapter measures its base, the
+training chapter reads its weights' scale) and every run starts from."""
 
 NOT_RESULTS = ("damaged", "damaged.json", "stale.json", lock.LOCK)
 """What ``results/<profile>/`` holds beside results: set-aside results, the ledgers, the lock."""
@@ -74,8 +80,12 @@ def release_root() -> Path:
     return Path(os.environ.get("RLVR_RELEASE", REPO / "release"))
 
 
-def withheld(name: str) -> bool:
-    """Whether the file ``name`` (a path inside a result) is withheld from the release."""
+def withheld(name: str, module: str | None = None) -> bool:
+    """Whether the file ``name`` (a path inside a result made by ``module``) is withheld from
+    the release: a file of weights, or of optimizer state, or inside a withheld folder, unless
+    ``module`` is one of ``WEIGHTS_RELEASED``."""
+    if module in WEIGHTS_RELEASED:
+        return False
     parts = Path(name).parts
     return (Path(name).suffix in WITHHELD_SUFFIXES
             or any(Path(p).match(f) for p in parts[:-1] for f in WITHHELD_FOLDERS))
@@ -150,8 +160,9 @@ def entry_record(profile: str, rel: str, head: str) -> dict[str, Any]:
     wrong = damage(folder, marker["files"])
     if wrong:
         raise ReleaseError(f"{where} is damaged: {'; '.join(wrong)}")
+    module = marker.get("module")
     kept = [DONE] + ([CODE] if (folder / CODE).is_file() else [])
-    kept += [n for n in marker["files"] if not withheld(n)]
+    kept += [n for n in marker["files"] if not withheld(n, module)]
     times = [(folder / n).stat().st_mtime for n in [*kept, *marker["files"]]
              if (folder / n).exists()]
     stale = {row["result"] for row in stale_reused(profile)}
@@ -160,7 +171,13 @@ def entry_record(profile: str, rel: str, head: str) -> dict[str, Any]:
             "reused_stale": rel in stale,
             "begun": _when(min(times)), "finished": _when((folder / DONE).stat().st_mtime),
             "released": kept,
-            "withheld": {n: f for n, f in marker["files"].items() if withheld(n)}}
+            "withheld": {n: f for n, f in marker["files"].items() if withheld(n, module)}}
+
+
+def module_hashes() -> dict[str, str]:
+    """Every package module's code hash (``store``'s, docstrings and comments left out): a
+    part records them, so that a later checkout names the modules changed since."""
+    return {m: module_hash(m)[:16] for m in sorted(imports.modules())}
 
 
 # --- where it is made ----------------------------------------------------------------------------
@@ -244,7 +261,7 @@ def verify(profile: str, root: Path | None = None) -> None:
         marker = json.loads((folder / rel / DONE).read_text())
         for name, f in marker.get("files", {}).items():
             listed = (m["files"].get(f"{rel}/{name}") if name in e["released"]
-                      else e["withheld"].get(name) if withheld(name) else None)
+                      else e["withheld"].get(name) if withheld(name, e["module"]) else None)
             if listed is None or listed["sha256"] != f["sha256"]:
                 raise ReleaseError(f"release/{profile}/{rel}/{name}: neither released nor "
                                    "withheld with the checksum its done marker records")
@@ -350,7 +367,8 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                   "call": {"start": called.isoformat(timespec="seconds"),
                            "end": now.isoformat(timespec="seconds"),
                            "wall_s": round((now - called).total_seconds(), 1)},
-                  "machine": machine(), "parameters": parameters, "entries": sorted(new),
+                  "machine": machine(), "modules": module_hashes(),
+                  "parameters": parameters, "entries": sorted(new),
                   "left_for_later": unfinished, "not_results": loose}
         write_json(root / profile / MANIFEST, {
             **m, "format": FORMAT, "withheld": {"suffixes": list(WITHHELD_SUFFIXES),
@@ -358,6 +376,57 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
             "parts": m["parts"] + [record], "entries": {**m["entries"], **new},
             "files": dict(sorted(files.items()))})
         return record
+
+
+# --- reading from it -----------------------------------------------------------------------------
+
+def restore(profile: str, root: Path | None = None) -> list[str]:
+    """Copy ``release/<profile>/``'s results (verified first) into ``results/<profile>/``
+    where it holds no finished result of that name, each with its ``store.WITHHELD`` list of
+    the files the release withheld; the results restored. A build then computes only the rest,
+    and a run whose weights something needs is trained again (``store.Entry.whole``)."""
+    root = root or release_root()
+    if not (root / profile / MANIFEST).is_file():
+        return []
+    verify(profile, root)
+    m, home, restored = manifest_of(profile, root), results_root() / profile, []
+    for rel, e in sorted(m["entries"].items()):  # a result before the results inside it
+        target = home / rel
+        if (target / DONE).is_file():
+            continue
+        for name in e["released"]:
+            if name != DONE:
+                _copy(root / profile / rel / name, target / name)
+        if e["withheld"]:
+            write_json(target / WITHHELD, e["withheld"])
+        _copy(root / profile / rel / DONE, target / DONE)  # last: the result is complete
+        restored.append(rel)
+    return restored
+
+
+def provenance(profile: str, root: Path | None = None) -> dict[str, Any] | None:
+    """Where ``release/<profile>``'s numbers come from, for a page's first lines: its parts
+    (commit, start, end, wall time, CPU), their total wall time, and its results made by code
+    other than this checkout's (``older``: result -> the modules its code imports whose code
+    changed since its part, or None where its part's commit did not make it either); None
+    where the profile has no release."""
+    m = manifest_of(profile, root)
+    if not m["parts"]:
+        return None
+    now, parts = module_hashes(), {p["part"]: p for p in m["parts"]}
+    older = {}
+    for rel, e in m["entries"].items():
+        if commit_of(e["module"] or "", e["code"] or "", "now") is not None:
+            continue
+        then = parts[e["part"]].get("modules", {})
+        changed = None if e["commit"] is None else sorted(
+            x for x in imports.closure(e["module"]) if then.get(x) != now.get(x))
+        older[rel] = changed
+    return {"parts": [{k: p[k] for k in ("part", "commit", "start", "end", "wall_s")}
+                      | {"cpu": p["machine"]["cpu"], "cores": p["machine"]["cores"],
+                         "avx512": "avx512f" in p["machine"]["flags"]} for p in m["parts"]],
+            "wall_s": sum(p["wall_s"] for p in m["parts"]), "results": len(m["entries"]),
+            "older": older}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -14,7 +14,9 @@ profile's chapters and its book, the one published book across profiles, one tra
 Every selected notebook's parameters are resolved and validated before the first one runs
 (``profiles.plan``), and each chapter is handed those of the chapters it reads. A build holds
 its profile's lock (``lock.held``) from then to its end: a second build of the same profile
-waits for it, or with ``--no-wait`` exits naming the process that holds it.
+waits for it, or with ``--no-wait`` exits naming the process that holds it. A build starts from
+the profile's results release (``release/<profile>/``, restored into ``results/``), and
+``--publish`` draws from the releases every chapter no build here has executed.
 """
 from __future__ import annotations
 
@@ -143,7 +145,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def build(profile: str, selected: list[str], resolved: dict, book: bool) -> None:
     """Execute the ``selected`` notebooks under ``profile`` with their ``resolved``
-    parameters, then build its book where ``book``."""
+    parameters, then build its book where ``book``; the profile's results release is restored
+    first (``release.restore``), so that only what it lacks is computed."""
+    restored = release.restore(profile)
+    if restored:
+        log.info("%d results restored from release/%s; computing the rest", len(restored),
+                 profile)
     for i, nb in enumerate(selected, 1):
         log.info("[%d/%d] %s under profile %s", i, len(selected), nb, profile)
         start = time.time()

@@ -16,8 +16,8 @@ one task leaves the results on the others where they were.
         entry.finish(summary)  # the done marker, written last
 
 ``RLVR_REUSE_STALE=1`` (``run --reuse-stale``) keeps a finished result of other code on
-purpose; every such reuse is logged in ``results/<profile>/stale.json`` and the book's run
-report lists them. Writes are atomic: a temporary file, fsync'd, renamed over the target, and
+purpose; every such reuse is logged in ``results/<profile>/stale.json`` (``$RLVR_STALE_LEDGER``
+replaces it: publishing keeps one per page) and the book's run report lists them. Writes are atomic: a temporary file, fsync'd, renamed over the target, and
 the folder fsync'd.
 
 What is read back is checked. The done marker records the size and sha256 of every file in the
@@ -35,6 +35,13 @@ its removal must not discard a sound result). A marker written before these chec
 checksums: its result is done by its code fingerprint alone, as before, since ``--reuse-stale``
 must still keep such results (requiring checksums would have ``begin`` remove them). A stored
 JSON file that cannot be read back raises ``Damaged``, which names the file and the remedy.
+
+A result restored from the results release (``release.restore``) lacks the files the release
+withholds (model weights), which its ``withheld.json`` lists: it is done for what reads its other
+files (``Entry.done``), not for what needs those (``Entry.whole``; ``withheld_from`` names the
+result that holds a missing folder). ``RLVR_READ_ONLY=1`` (set while a book is published from
+the release) makes every result of the library that is not found an error (``NotStored``)
+instead of a computation: publishing computes nothing but a chapter's own records.
 """
 from __future__ import annotations
 
@@ -66,10 +73,22 @@ DONE = "done.json"
 CODE = "code.json"
 CLAIMED = ".done.json.damaged"
 """The done marker of a damaged result while one process sets the result aside."""
+WITHHELD = "withheld.json"
+"""In a result restored from the release: name -> {size, sha256} of the files it withheld."""
 
 
 class Damaged(ValueError):
     """A stored file that cannot be read back."""
+
+
+class NotStored(RuntimeError):
+    """A result that ``RLVR_READ_ONLY`` forbids computing (publishing from the release)."""
+
+
+def read_only() -> bool:
+    """Whether results of the library may only be read (``RLVR_READ_ONLY=1``): a chapter's
+    own records (``rlvr_dynamics.chapters.*``) are still written."""
+    return os.environ.get("RLVR_READ_ONLY", "") not in ("", "0")
 
 
 def results_root() -> Path:
@@ -113,7 +132,7 @@ def _without_docstrings(source: str) -> str:
 
 
 @functools.cache
-def _module_hash(module: str) -> str:
+def module_hash(module: str) -> str:
     return hashlib.sha256(_without_docstrings(modules()[module].read_text()).encode()).hexdigest()
 
 
@@ -144,7 +163,7 @@ def code_fingerprint(module: str, tasks: tuple[str, ...] | None = None) -> str:
     if tasks is not None:
         used = {m for t in tasks for m in closure(t)}
         names = [m for m in names if not m.startswith(TASKS) or m in used]
-    parts = {m: _module_hash(m) for m in names if m not in BOOKKEEPING}
+    parts = {m: module_hash(m) for m in names if m not in BOOKKEEPING}
     parts |= {f"lib:{name}": _version(name) for name in LIBRARIES}
     return config_key(parts)
 
@@ -209,7 +228,9 @@ class Entry:
             log.info("%s was computed by other code (%s, now %s): computing it again",
                      self.path, marker.get("code"), self.code)
             return False
-        wrong = damage(self.path, marker["files"]) if "files" in marker else []
+        held = set(self.withheld)
+        files = {n: f for n, f in marker.get("files", {}).items() if n not in held}
+        wrong = damage(self.path, files) if "files" in marker else []
         if wrong:
             set_aside(self.path, wrong)
             return False
@@ -217,11 +238,30 @@ class Entry:
             _log_stale(self.path, marker.get("code"), self.code)
         return True
 
+    @property
+    def withheld(self) -> list[str]:
+        """The files of this result that the release withheld and that are not here (a result
+        restored from it: ``WITHHELD``); [] for a result computed here."""
+        listed = self._marker(WITHHELD) or {}
+        return sorted(n for n in listed if not (self.path / n).is_file())
+
+    @property
+    def whole(self) -> bool:
+        """Done with every file it was finished with, weights included: what loads them needs
+        this (a result restored without its weights is computed again, ``fresh``)."""
+        return self.done and not self.withheld
+
     def begin(self, fresh: bool = False) -> Path:
         """Make the folder ready to (re)compute into: removed first if ``fresh``, if it holds a
         result of other code, or parts begun by other code; parts of this code are kept."""
+        if read_only() and not self.module.startswith("rlvr_dynamics.chapters"):
+            raise NotStored(f"{self.path} ({self.module}) is not stored, or was made by other "
+                            "code, and RLVR_READ_ONLY forbids computing it: publishing from "
+                            "the release computes nothing; make reproduce PROFILE=<its "
+                            "profile> computes it")
         started = self._marker(CODE)
-        if fresh or (self.path.exists() and (started or {}).get("code") != self.code):
+        other = self.path.exists() and (started or {}).get("code") != self.code
+        if fresh or other or self.withheld:
             shutil.rmtree(self.path, ignore_errors=True)
         self.path.mkdir(parents=True, exist_ok=True)
         if not (self.path / CODE).is_file():
@@ -297,6 +337,21 @@ def origin(path: Path) -> dict[str, Any] | None:
     return None
 
 
+def withheld_from(path: Path) -> str | None:
+    """The result (relative to the results root) that holds ``path`` and whose release
+    withheld it, where ``path`` is not on disk; else None."""
+    made = origin(path) if not Path(path).exists() else None
+    if made is None:
+        return None
+    listed = (results_root() / made["result"] / WITHHELD)
+    try:
+        names = json.loads(listed.read_text()) if listed.is_file() else {}
+    except ValueError:
+        return None
+    inner = made["path"]
+    return made["result"] if any(n == inner or n.startswith(inner + "/") for n in names) else None
+
+
 def _ledger(path: Path) -> list[dict[str, Any]]:
     return json.loads(path.read_text()) if path.is_file() else []
 
@@ -304,7 +359,7 @@ def _ledger(path: Path) -> list[dict[str, Any]]:
 def _log_stale(path: Path, old: str | None, new: str) -> None:
     if (home := _profile_home(path)) is None:
         return
-    ledger = home[0] / "stale.json"
+    ledger = Path(os.environ.get("RLVR_STALE_LEDGER") or home[0] / "stale.json")
     rows = _ledger(ledger)
     row = {"result": str(home[1]), "made_by": old, "current": new}
     if row not in rows:

@@ -19,7 +19,8 @@ from rlvr_dynamics.tasks import sums
 from rlvr_dynamics.fields import NonNegative, Real
 from rlvr_dynamics.rl.algorithms import BASE
 from rlvr_dynamics.rl.config import TrainConfig
-from rlvr_dynamics.store import read_json
+from rlvr_dynamics.rl.runs import train
+from rlvr_dynamics.store import read_json, results_root, withheld_from
 
 
 class Setting(BaseModel):
@@ -135,6 +136,18 @@ def _evaluate_job(job) -> None:
                       batch_size=batch_size, problems=problems)
 
 
+def remake_withheld(models: Sequence[Model], profile: str) -> None:
+    """Train again, from its ``config.json``, each run of ``models`` restored from the results
+    release without its weights (``store.withheld_from``), which an evaluation not released
+    needs: the run's settings and code give the run again."""
+    for m in models:
+        _, fields = registry.parse_spec(m.spec)
+        held = withheld_from(Path(fields.get("path") or m.spec))
+        if held is not None:
+            cfg = TrainConfig.from_dict(read_json(results_root() / held / "config.json"))
+            train(cfg, profile, recompute=True)
+
+
 def evaluate_models(models: Sequence[Model], benchmarks: Sequence[str],
                     settings: dict[str, ev.EvalSettings], profile: str, *, problems: int,
                     workers: int = 2, batch_size: int = 256) -> dict[tuple, pd.DataFrame]:
@@ -147,6 +160,7 @@ def evaluate_models(models: Sequence[Model], benchmarks: Sequence[str],
     todo = [j for j in jobs if not all(ev.is_done(ev.run_dir(
         profile, registry.spec_text(j[0].spec), b, probs[:problems], _settings(j[0], j[2]),
         "transformers"), task) for b, (task, probs) in loaded.items())]
+    remake_withheld([j[0] for j in todo], profile)
     pool_map(_evaluate_job, todo, workers, desc="evaluations")
     out = {}
     for name, s in settings.items():

@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, model_validator
 
 from rlvr_dynamics import registry
 from rlvr_dynamics.fields import Int, ListOf, Real, require
-from rlvr_dynamics.path_prior import Prior, Refit, dial_check, refit, refit_all
-from rlvr_dynamics.pretrain import base_model
+from rlvr_dynamics import path_prior
+from rlvr_dynamics.path_prior import Prior, Refit
 from rlvr_dynamics.regimes.ladder import rung_base
 from rlvr_dynamics.regimes.prediction import checks, register
 from rlvr_dynamics.regimes.probes import hard_problems, per_run, probes, train_share, with_passk
@@ -251,11 +251,7 @@ def dial(G: Grid, profile: str, rebases: dict[str, Callable[[str], float]] | Non
             r = G.regimes[name]
             if (base := rung_base(r.base(T), rung)) != r.base(T):
                 made[f"{name}, {rung}"] = (base, Refit(prior(name), r.guess))
-    refit_all([m for m in made.values() if m[1] is not None], profile, G.workers)
-    bases = {name: base_model(base, profile) if how is None else refit(base, how, profile)
-             for name, (base, how) in made.items()}
-    terms = [p.meta["terms"] for p in cfg.task.problems("test")[:problems]]
-    return dial_check(bases, terms, cfg)
+    return path_prior.dial(made, cfg, problems, profile, G.workers)
 
 
 @dataclasses.dataclass(frozen=True)
