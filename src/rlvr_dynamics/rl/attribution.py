@@ -227,12 +227,10 @@ def attribute(trainer, batches: list[dict[str, Any]], terms: list[tuple[int, ...
     params = parameters(trainer.optimizer)
     grads = gradients(trainer, batches, kinds, params)
     clip = clip_factor(grads["total"], trainer.args.max_grad_norm)
-    held = [p.grad for p in params]
-    error = None
-    if all(h is not None for h in held):
-        diff = sum(float(((clip * g - h) ** 2).sum()) for g, h in zip(grads["total"], held))
-        size = sum(float((h ** 2).sum()) for h in held)
-        error = (diff / size) ** 0.5 if size else None
+    held = [torch.zeros_like(p) if p.grad is None else p.grad for p in params]  # None: no grad
+    diff = sum(float(((clip * g - h) ** 2).sum()) for g, h in zip(grads["total"], held))
+    size = sum(float((h ** 2).sum()) for h in held)
+    error = (diff / size) ** 0.5 if size else None  # None: no accumulated gradient to compare
     moves = steps(trainer.optimizer, grads, params, clip)
     was_training = model.training
     model.eval()
