@@ -397,3 +397,29 @@ def test_a_run_from_a_first_token_base_writes_and_reads_its_paths_on_those_token
                      for ids in batch["completion_ids"]]
     kinds = [sums.path(t) for t in texts]
     assert kinds.count("direct") + kinds.count("stepwise") >= 12, texts
+
+
+def test_a_run_of_the_mechanism_options_trains_and_attributes_its_updates(results, tmp_path):
+    """Issue 51's options together on the tiny sums base: SGD, the loss on characters 2..L,
+    the stepwise slips left out, and the attribution at the first update of both steps, read
+    from the real prompts and completions: the run trains to its end, its ``dynamics.json``
+    holds one attribution per step asked, each with every kind it read counted, each path's f
+    before and after the step, and its gradient the trainer's own."""
+    from rlvr_dynamics.rl.attribution import KINDS, PATHS
+    from rlvr_dynamics.rl.runs import build_trainer, load_dynamics, train
+
+    cfg = run_config(path_prior=0.3, probe_every=1, probe_problems=3, optimizer="sgd",
+                     learning_rate=0.05, entropy_coef=0.01, after_first_character=True,
+                     spared_negatives=("stepwise_wrong",), attribution_steps=(0, 1))
+    trainer = build_trainer(cfg, tmp_path / "run", "test")
+    assert type(trainer.create_optimizer()) is torch.optim.SGD
+    assert trainer.args.after_first and trainer.args.spared == ("trace_stepwise_wrong",)
+    run = load_dynamics(train(cfg, "test"))
+    records = [r for r in run if "attribution" in r]
+    assert [r["update"] for r in records] == [0, cfg.updates_per_step]
+    for r in records:
+        a = r["attribution"]
+        assert set(a["count"]) <= set(KINDS) and sum(a["count"].values()) == cfg.update_batch
+        assert a["grad_error"] < 1e-4, a["grad_error"]
+        for path in PATHS:
+            assert {"before", "after", "total", "parts"} <= set(a[path])

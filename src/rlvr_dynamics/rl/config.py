@@ -23,12 +23,20 @@ from rlvr_dynamics.path_prior import Prior
 from rlvr_dynamics.pretrain import PretrainConfig
 from rlvr_dynamics.store import task_modules
 from rlvr_dynamics.tasks.arithmetic import ArithmeticMix
-from rlvr_dynamics.tasks.sums import SumTask
+from rlvr_dynamics.tasks.sums import TRACES, SumTask
 from rlvr_dynamics.rl import algorithms
 
 LOSS_TYPES = ("dapo", "grpo", "bnpo", "dr_grpo")
 """TRL's normalisers for the clipped surrogate: ``dapo`` is verl's token-mean (what the paper
 ran), ``grpo`` is Eq. 2's ``1/G sum_i 1/|y_i| sum_t``."""
+
+
+OPTIMIZERS = ("adam", "sgd")
+"""The optimizers a run may train with, named as the tabular toy names its own
+(``toy.OPTIMIZERS``): ``adam`` is TRL's AdamW (torch's, betas (0.9, 0.999), eps 1e-8, the
+decoupled ``weight_decay``; Adam itself at ``weight_decay=0``), ``sgd`` plain SGD (torch's,
+no momentum; ``weight_decay`` as an L2 term on the same parameters). Both after clipping the
+gradient's norm to 1 (``runs.grpo_args``)."""
 
 
 STARTED = "started.json"
@@ -43,7 +51,9 @@ class Settings(BaseModel):
     ``TrainConfig`` carries them; the paper's values are the ``paper`` profile's
     (``configs/paper.yaml``, Appendix C.2). ``eval_every``: generation steps between the
     held-out greedy evaluations of Figure 2 (``dynamics.DynamicsCallback``; 0: none, for runs
-    whose chapter reads none of it)."""
+    whose chapter reads none of it). ``optimizer``: one of ``OPTIMIZERS`` (``adam``: AdamW,
+    the paper's; ``sgd``: plain SGD, whose ``learning_rate`` must be far larger for a
+    comparable step)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, validate_default=True)
 
@@ -71,6 +81,7 @@ class Settings(BaseModel):
     gradient_checkpointing: bool = False
     lora_rank: Int(0) = 0
     shared_prompt: bool = False  # each distinct prompt scored once (trainer.GRPONConfig)
+    optimizer: Literal[OPTIMIZERS] = "adam"  # OPTIMIZERS; learning_rate is its step size
 
     @model_validator(mode="after")
     def _fit_together(self):
@@ -121,9 +132,20 @@ class TrainConfig:
     stepwise logit cannot move. ``first_character_only``: the loss on the first completion
     character alone; ``readout_only``: the body frozen and only an untied copy of the output
     embeddings trained (needs ``first_character_only``): the ladder's rungs between the toy
-    and the full model. ``registration``: the content hash of the registered prediction
-    that this run is judged against (``regimes.prediction``), recorded in the run's
-    own configuration, hence its folder's name; None: judged against none."""
+    and the full model. ``after_first_character``: the complement of
+    ``first_character_only``, the loss on completion characters 2..L (the first one out of
+    the loss and its normaliser; the passes unchanged: ``trainer.GRPONConfig.after_first``).
+    ``spared_negatives``: names of ``tasks.sums.TRACES`` (e.g. ``stepwise_wrong``, the
+    stepwise path's own slips; ``guess_wrong``; ``direct_wrong``): every sample with a
+    negative advantage that one of them marks is left out of the loss and its normaliser
+    (sample by sample, where ``without_stepwise`` leaves out whole groups;
+    ``trainer.GRPONTrainer.spare``). ``attribution_steps``: generation steps whose first
+    update is attributed (``attribution``: the one-update change of each path's first-character
+    log-probability on the probed problems split by the kinds of sample that made it; needs
+    ``probe_every``, whose problems it reads). ``registration``: the content hash of the
+    registered prediction that this run is judged against (``regimes.prediction``), recorded
+    in the run's own configuration, hence its folder's name; None: judged against none. The
+    fields of ``LATER`` stay out of the folder's name at their defaults."""
 
     algorithm: str
     model: PretrainConfig | str
@@ -146,8 +168,13 @@ class TrainConfig:
     first_character_only: bool = False
     readout_only: bool = False
     registration: str | None = None
+    after_first_character: bool = False
+    spared_negatives: tuple[str, ...] = ()
+    attribution_steps: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
+        for name in ("spared_negatives", "attribution_steps"):  # JSON's lists back to tuples
+            object.__setattr__(self, name, tuple(getattr(self, name)))
         default = algorithms.get(self.algorithm).positive_weight
         if self.positive_weight is None:
             object.__setattr__(self, "positive_weight", default)
@@ -175,13 +202,35 @@ class TrainConfig:
                            ("hard_share", self.hard_share is not None),
                            ("without_stepwise", self.without_stepwise),
                            ("first_character_only", self.first_character_only),
-                           ("readout_only", self.readout_only)]:
+                           ("readout_only", self.readout_only),
+                           ("after_first_character", self.after_first_character),
+                           ("spared_negatives", bool(self.spared_negatives)),
+                           ("attribution_steps", bool(self.attribution_steps))]:
             if used and not tiny_sums:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs the tiny "
                                  f"sums base (model a PretrainConfig, task None)")
         if self.readout_only and not self.first_character_only:
             raise ValueError("TrainConfig.readout_only=True needs first_character_only=True "
                              "(the readout is trained on the first character)")
+        if self.after_first_character and self.first_character_only:
+            raise ValueError("TrainConfig.after_first_character=True excludes "
+                             "first_character_only=True (the loss would read no token)")
+        unknown = [n for n in self.spared_negatives if n not in TRACES]
+        if unknown or len(set(self.spared_negatives)) < len(self.spared_negatives):
+            raise ValueError(f"TrainConfig.spared_negatives={self.spared_negatives!r} must name "
+                             f"distinct traces of {list(TRACES)}")
+        if self.attribution_steps:
+            steps = self.attribution_steps
+            if not self.probe_every:
+                raise ValueError(f"TrainConfig.attribution_steps={steps!r} needs probe_every "
+                                 f">= 1 (it reads the probed problems)")
+            if (list(steps) != sorted(set(steps)) or not all(isinstance(s, int) for s in steps)
+                    or steps[0] < 0 or steps[-1] >= self.steps):
+                raise ValueError(f"TrainConfig.attribution_steps={steps!r} must be increasing "
+                                 f"whole generation steps in [0, steps={self.steps})")
+            if self.loss_type == "bnpo":
+                raise ValueError("TrainConfig.attribution_steps needs a loss additive over "
+                                 "samples: loss_type 'dapo', 'grpo' or 'dr_grpo', not 'bnpo'")
         exact = ("probe_hard", "probe_early_every", "probe_early_until", "stop_after_crossover")
         for name in exact:
             if getattr(self, name) and not (tiny_sums and self.probe_every):
@@ -254,7 +303,9 @@ class TrainConfig:
 
     def as_dict(self) -> dict[str, Any]:
         """The run as plain values (its settings flat beside its own fields, each task and
-        model as its fields and type): what names its folder and what ``from_dict`` reads."""
+        model as its fields and type): what names its folder and what ``from_dict`` reads.
+        The fields of ``LATER`` are left out at the values that make the runs of before, so
+        that such a run keeps its key (as ``pretrain.PretrainConfig.as_dict`` does)."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                if f.name != "settings"}
         for name in ("model", "task"):
@@ -263,7 +314,8 @@ class TrainConfig:
                 fields = value.as_dict() if isinstance(value, PretrainConfig) else \
                     dataclasses.asdict(value)
                 out[name] = {"type": type(value).__name__, **fields}
-        return {**out, **self.settings.model_dump()}
+        return {k: v for k, v in {**out, **self.settings.model_dump()}.items()
+                if k not in LATER or v != LATER[k]}
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> TrainConfig:
@@ -277,6 +329,13 @@ class TrainConfig:
         if unknown:
             raise ValueError(f"TrainConfig has no field {unknown[0]!r}")
         return cls(**values, settings=Settings(**settings))
+
+
+LATER = {"optimizer": "adam", "after_first_character": False, "spared_negatives": (),
+         "attribution_steps": ()}
+"""Fields of a run (its own or its ``Settings``') added after runs were first keyed, and their
+values that make the runs of before (``TrainConfig.as_dict``); ``from_dict`` reads a run
+without them as at these values."""
 
 
 _BUILDABLE = {c.__name__: c for c in (PretrainConfig, SumTask, ArithmeticMix)}

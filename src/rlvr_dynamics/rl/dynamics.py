@@ -132,8 +132,9 @@ class DynamicsCallback(Periodic):
 
 def records(log_history: list[dict[str, Any]], updates_per_step: int) -> list[dict[str, Any]]:
     """One record per logged training step (Figure 2's x-axis: generation steps), merging the
-    held-out entries, the boundary probes (``probe``, ``sampled_probe``) and the first-character
-    masses (``first``, after every update: rows at fractions of a step between them), TRL's
+    held-out entries, the boundary probes (``probe``, ``sampled_probe``), the first-character
+    masses (``first``, after every update: rows at fractions of a step between them) and the
+    attributions of single updates (``attribution``, ``rl.attribution``), TRL's
     per-step metrics under the names of ``TRAIN_KEYS`` and the trace statistics
     (``TRACE_KEY``; a step whose rollouts had none to measure has none)."""
     by_step: dict[int, dict[str, Any]] = {}
@@ -143,7 +144,7 @@ def records(log_history: list[dict[str, Any]], updates_per_step: int) -> list[di
         row = by_step.setdefault(entry["step"], {"update": entry["step"],
                                                  "step": entry["step"] / updates_per_step})
         row.update({k: v for k, v in entry.items()
-                    if k in (*HELDOUT_KEYS, "probe", "sampled_probe", "first")
+                    if k in (*HELDOUT_KEYS, "probe", "sampled_probe", "first", "attribution")
                     or k.startswith(HELDOUT_PREFIXES)})
         row.update({ours: entry[theirs] for ours, theirs in TRAIN_KEYS.items() if theirs in entry})
         row.update({m[1]: v for k, v in entry.items()

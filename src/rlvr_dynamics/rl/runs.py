@@ -32,6 +32,7 @@ from rlvr_dynamics.parallel import pool_map
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
 from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 from rlvr_dynamics.rl import algorithms
+from rlvr_dynamics.rl.attribution import Attribution
 from rlvr_dynamics.rl.config import STARTED, TrainConfig, check_sizes, world_size
 from rlvr_dynamics.rl.data import dataset, mix, reward_function, trace_functions
 from rlvr_dynamics.rl.dynamics import DynamicsCallback, records
@@ -161,6 +162,8 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         reinforce=algorithms.get(cfg.algorithm).reinforce,
         without=STEPWISE if cfg.without_stepwise else (),
         first_only=cfg.first_character_only,
+        after_first=cfg.after_first_character,
+        spared=tuple(f"trace_{name}" for name in cfg.spared_negatives),  # data.trace_functions
         shared_prompt=cfg.shared_prompt,
         importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
         loss_type=algorithms.get(cfg.algorithm).aggregation or cfg.loss_type,  # GSPO: per sequence
@@ -176,7 +179,9 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         gradient_accumulation_steps=accumulation,
         steps_per_generation=accumulation * updates,
         max_steps=cfg.steps * updates,
-        # optimizer: AdamW at a constant rate (verl's default: no warm-up, weight decay 0.01)
+        # optimizer: AdamW at a constant rate (verl's default: no warm-up, weight decay 0.01),
+        # or plain SGD (config.OPTIMIZERS); TRL's default optimizer is AdamW
+        **({"optim": "sgd"} if cfg.optimizer == "sgd" else {}),
         learning_rate=cfg.learning_rate,
         lr_scheduler_type="constant",
         weight_decay=cfg.weight_decay,
@@ -207,7 +212,9 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
     """The ``GRPONTrainer`` of ``cfg`` writing to ``out``, with the held-out evaluation (where
     ``cfg.eval_every``), the task's trace statistics (``data.trace_functions``, weight 0)
     and, when ``cfg.probe_every``, the boundary probe (``probe``: exact for the tiny sums base,
-    with the first-character masses after every update beside it; sampled for other models).
+    with the first-character masses after every update beside it and, at
+    ``cfg.attribution_steps``, the attribution of an update: ``attribution``; sampled for other
+    models).
 
     Everything that can be checked without a model (the configuration, the batch sizes on this
     launch's devices, TRL's own argument checks) is checked before the model loads.
@@ -248,6 +255,9 @@ def build_trainer(cfg: TrainConfig, out: Path, profile: str):
             early_until=cfg.probe_early_until * updates, settings=settings))
         if cfg.stop_after_crossover is not None:
             trainer.add_callback(StopAfterCrossover(cfg.stop_after_crossover * updates))
+        if cfg.attribution_steps:  # the first update of each of those generation steps
+            trainer.add_callback(Attribution(trainer, [p.meta["terms"] for p in problems["test"]],
+                                             [s * updates for s in cfg.attribution_steps]))
     elif cfg.probe_every:
         trainer.add_callback(SampledProbe(trainer, task, cfg.probe_problems, cfg.probe_samples,
                                           every=every, max_tokens=cfg.max_completion_length,

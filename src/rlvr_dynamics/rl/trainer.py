@@ -60,8 +60,23 @@ class GRPONConfig(GRPOConfig):
                           "up to rounding, several times cheaper where prompts are long "
                           "(SmolLM2's system message and worked example)."})
 
+    after_first: bool = field(
+        default=False,
+        metadata={"help": "train on completion tokens 2..L: the first token masked out of the "
+                          "loss and its normaliser (the complement of first_only), through "
+                          "TRL's loss-only mask, so that every pass still attends to it."})
+
+    spared: tuple[str, ...] = field(
+        default=(),
+        metadata={"help": "names of reward functions (the task's traces): a sample with a "
+                          "negative advantage that any of them marks is left out of the loss "
+                          "and its normaliser (sample by sample; the group's advantages as "
+                          "computed with it): e.g. the stepwise path's own slips."})
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.after_first and self.first_only:
+            raise ValueError("after_first and first_only exclude each other (no token left)")
         if not self.positive_weight >= 0:
             raise ValueError(f"positive_weight must be >= 0, got {self.positive_weight}")
         if self.reinforce is not None and not self.reinforce >= 0:
@@ -78,7 +93,9 @@ class GRPONTrainer(GRPOTrainer):
     update every group that holds a sample marked by one of those reward functions
     (``left_out``), logging ``frac_left_out``; with ``args.first_only``, trains on the first
     completion token alone (``first_token_passes``); with ``args.shared_prompt``, scores each
-    distinct prompt once (``shared_prompt_passes``).
+    distinct prompt once (``shared_prompt_passes``); with ``args.after_first`` or
+    ``args.spared``, leaves the first completion token, or the negative samples marked by
+    those reward functions, out of the loss (``loss_masked``), logging ``frac_spared``.
     """
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -112,6 +129,8 @@ class GRPONTrainer(GRPOTrainer):
             batch["completion_mask"][:, 1:] = 0
             batch["num_items_in_batch"] = self.accelerator.gather(
                 batch["completion_mask"].sum()).sum()
+        if self.args.after_first or self.args.spared:
+            batch = self.loss_masked(batch, len(inputs))
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["frac_negative"].append(
             self.accelerator.gather(negative.float()).mean().item())
@@ -134,6 +153,30 @@ class GRPONTrainer(GRPOTrainer):
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["frac_left_out"].append(
             self.accelerator.gather((~keep).float()).mean().item())
+        return batch
+
+    def loss_masked(self, batch: dict[str, Any], local: int) -> dict[str, Any]:
+        """``batch`` with tokens left out of the loss alone, through TRL's loss-only mask
+        (``tool_mask``: the passes still attend to them): the first completion token under
+        ``args.after_first``; every token of a sample with a negative advantage that a reward
+        function named in ``args.spared`` marks (positive). The token count that normalises
+        the loss counts the rest; the advantages stay as computed."""
+        mask = batch["completion_mask"]
+        keep = batch.get("tool_mask")
+        keep = torch.ones_like(mask) if keep is None else keep.clone()
+        if self.args.after_first:
+            keep[:, 0] = 0
+        if self.args.spared:
+            columns = [self.reward_func_names.index(name) for name in self.args.spared]
+            start = self.accelerator.process_index * local
+            marked = (self._rewards_per_func[start:start + local, columns].nan_to_num() > 0).any(1)
+            spared = marked.to(mask.device) & (batch["advantages"] < 0)
+            keep = keep * (~spared).unsqueeze(1).to(keep)
+            mode = "train" if self.model.training else "eval"
+            self._metrics[mode]["frac_spared"].append(
+                self.accelerator.gather(spared.float()).mean().item())
+        batch["tool_mask"] = keep
+        batch["num_items_in_batch"] = self.accelerator.gather((mask * keep).sum()).sum()
         return batch
 
     def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations,
