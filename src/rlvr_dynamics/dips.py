@@ -106,17 +106,29 @@ def lowest_steps(logr: pd.DataFrame) -> pd.Series:
     return pd.Series(later.index.to_numpy(dtype=float)[others.argmin(0)], index=logr.columns)
 
 
-def dip(mass: pd.DataFrame, floor: float = FLOOR, confidence: float = CONFIDENCE) -> Dip:
-    """The dip of per-seed mass curves (``mass``: rows the probes, the start first; columns the
-    seeds; absolute masses, not relative), as the module docstring reads it."""
+def per_seed(mass: pd.DataFrame, floor: float = FLOOR) -> tuple[pd.DataFrame, float, float]:
+    """Each seed's reading of per-seed mass curves (``mass``: rows the probes, the start first;
+    columns the seeds; absolute masses): a frame indexed by seed with its ``log ratio`` (NaN
+    with fewer than two seeds), the ``step`` it was read at (``lowest_steps``) and whether its
+    mass there sat at the floor (``floored``); then the probe where the pooled curve (the mean
+    log ratio over seeds) is lowest after the start, and the last common probe."""
     logr = log_ratios(mass, floor)
     steps = lowest_steps(logr)
-    values = np.array([logr.loc[s, seed] if np.isfinite(s) else np.nan
-                       for seed, s in steps.items()])
-    low_mass = np.array([mass.loc[s, seed] if np.isfinite(s) else np.nan
-                         for seed, s in steps.items()], dtype=float)
+    rows = {seed: {"log ratio": float(logr.loc[s, seed]) if np.isfinite(s) else np.nan,
+                   "step": s,
+                   "floored": bool(np.isfinite(s) and mass.loc[s, seed] < floor)}
+            for seed, s in steps.items()}
     pooled = logr.iloc[1:].mean(axis=1)
     step = float(pooled.idxmin()) if len(pooled) else float("nan")
     last = float(logr.index[-1]) if len(logr) else float("nan")
-    return over_seeds(values, steps.to_numpy(), int((low_mass < floor).sum()), step, last,
-                      bool(len(pooled)) and step == last, confidence)
+    return (pd.DataFrame.from_dict(rows, orient="index", columns=["log ratio", "step", "floored"]),
+            step, last)
+
+
+def dip(mass: pd.DataFrame, floor: float = FLOOR, confidence: float = CONFIDENCE) -> Dip:
+    """The dip of per-seed mass curves (``mass``: rows the probes, the start first; columns the
+    seeds; absolute masses, not relative), as the module docstring reads it (``per_seed``,
+    then ``over_seeds``)."""
+    seeds, step, last = per_seed(mass, floor)
+    return over_seeds(seeds["log ratio"], seeds["step"], int(seeds["floored"].sum()), step,
+                      last, step == last, confidence)
