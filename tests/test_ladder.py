@@ -436,13 +436,17 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
     for stage, crossover, said in [(YES, 60.0, "shows both stages: P(stepwise) -40 % at its "
                                                 "lowest, then the stepwise path overtakes the "
                                                 "direct one at a median step of 60."),
-                                   (YES, np.inf, "does not show both stages: it shows the first "
-                                                 "stage (P(stepwise) -40 %), and the median run "
-                                                 "never crossed over."),
+                                   (YES, np.inf, "does not show both stages within its run: "
+                                                 "it shows the first stage (P(stepwise) -40 %), "
+                                                 "and the median run had not crossed over "
+                                                 "within its run (censored); a censored reading, "
+                                                 "not a finding that the second stage never "
+                                                 "comes."),
                                    (NO, 60.0, "does not show both stages: it shows no first "
                                               "stage"),
-                                   (stats.UNDECIDED, np.inf, "does not show both stages: it may "
-                                                             "or may not show a first stage "
+                                   (stats.UNDECIDED, np.inf, "does not show both stages within "
+                                                             "its run: it may or may not show a "
+                                                             "first stage "
                                                              "(its check reads *inconclusive*"),
                                    (stats.UNDECIDED, 60.0, "GRPO may or may not show a first "
                                                            "stage (its check reads "
@@ -459,7 +463,7 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
                                   {("arm", "R5"): record, ("arm", "R2"): {}})
     assert ("Registered from that base before its runs, the toy on the model's schedule (R1) "
             "predicted P(stepwise) -52 % at step 9 (a first stage by the same rule) and no "
-            "crossover within its run.") in words
+            "crossover within its run (censored).") in words
     assert ladder.both_stages(full) is None
 
 
@@ -580,3 +584,35 @@ def test_every_rung_reads_its_dip_by_one_statistic_and_the_rules_theirs():
     finite = measured | {"R5": runs([30.0, 40.0, 50.0, 35.0])}
     flat = ladder.rung_rows(record, finite, slopes, "arm", toy_dip)
     assert ladder.both_stages(flat) == YES and not ladder.censored_no(flat)  # it can fail
+
+
+def test_the_ladders_table_and_words_show_the_interval_the_signs_and_the_censoring():
+    """The page shows what the statistics carry: the log-scale dip with its interval inside
+    (-100 %, inf), the sign count and each seed's value, "censored" where the fall was still at
+    its lowest at the last probe, the median crossover with its interval or "not within N
+    steps (censored)", and R5's NO read as a censored reading; nothing reads "never"."""
+    from rlvr_dynamics.chapters.ladder import sentences, shown
+
+    record = toy_record()
+    logs = np.log([0.3, 0.5, 0.4, 1.2])
+    runs = pd.DataFrame({"regime": "arm", "algorithm": "GRPO", "seed": range(4),
+                         "fall": 1 - np.exp(logs), "fall step": 20.0,
+                         "crossover": [np.inf, 80.0, np.inf, np.inf], "last step": 120.0,
+                         "log dip": logs, "log dip step": 120.0, "log dip floored": False,
+                         "log dip lowest": 120.0, "log dip last": 120.0})
+    slopes = pd.DataFrame(columns=["regime", "algorithm", "how", "slope", "low", "high",
+                                   "effect", "mechanism", "seeds"])
+    rows = ladder.rung_rows(record, {"R5": runs}, slopes, "arm", ladder.toy_dips(record))
+    html = shown.ladder_table({"arm": rows}).to_html()
+    r5 = rows[(rows["rung"] == "R5")].iloc[0]
+    low, high = r5["dip interval"]
+    assert -1 < low
+    assert f"[{100 * low:+.0f} %, {100 * high:+.0f} %]" in html
+    assert "3, 1 of 4" in html and "-70, -50, -60, +20 %" in html
+    assert "120 (censored)" in html
+    assert "not within 120 steps (censored); interval from 80, open above" in html
+    assert "never" not in html
+    words = sentences.ladder_text({"arm": rows}, slopes)
+    assert "3 of 4 seeds fell, 1 rose; censored: still at its lowest at the last probe" in words
+    assert "the median run had not crossed over: not within 120 steps (censored)" in words
+    assert "never crossed" not in words
