@@ -196,6 +196,14 @@ def within_text(horizon: float) -> str:
     return f"not within {horizon:g} steps (censored)"
 
 
+def toy_time_text(t: float, steps: float | None) -> str:
+    """The toy's registered crossover: the step, or "not within N toy steps (censored)" where
+    its median run did not cross within its ``steps`` (unknown: ``time_text``'s "never")."""
+    if np.isinf(t) and steps:
+        return f"not within {steps:g} toy steps (censored)"
+    return time_text(t)
+
+
 def run_time_text(t: float, last: float) -> str:
     """One run's time to crossover, short: the step, or "> N" (censored at its last probe N)."""
     return f"> {last:g}" if np.isinf(t) else time_text(t)

@@ -1,6 +1,7 @@
 """The ladder chapter's tables as displayed: each arm's rungs (the dip on the log scale with its
-interval, sign count and seeds, the crossover with its interval, the slope, the first stage) and every measured slope beside what the toy on the
-model's schedule registered for it; the rules with when each was chosen."""
+interval, sign count and seeds, the crossover with its interval, the slope, the first stage)
+and every measured slope beside what the toy on the model's schedule registered for it; the
+rules with when each was chosen."""
 from __future__ import annotations
 
 from typing import Any
