@@ -218,7 +218,7 @@ def predicted_vs_measured(table: pd.DataFrame, registered: dict[str, dict[str, A
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per regime and algorithm (``table``: ``stages`` joined with ``toy_mapping.toy_side``'s
     rows): the base's first-character masses and the toy's rewards, the mid-curve k, how many
-    seeds crossed over and at which steps, the fall of P(stepwise) and the depth and gain of
+    seeds crossed over and at which steps (and each run's last probe), the depth and gain of
     mid-curve Pass@k on the rare-only problems (means), the probe's standard error (median),
     the stalled seeds, and the toy's prediction (its crossover and the dip of pi(a2)); beside
     them the dip of P(stepwise) on the log scale (``dip_over_seeds``: a ``dips.Dip``) and the
@@ -235,7 +235,7 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
            "crossed": ("crossover", lambda t: int((t < np.inf).sum())),
            "seeds": ("crossover", "size"),
            "step of crossover": ("crossover", tuple),
-           "fall of P(stepwise)": ("fall", "mean"),
+           "last steps": ("last step", tuple),
            "depth (mean)": ("depth", "mean"), "gain (mean)": ("gain", "mean"),
            "probe's standard error (points)": ("noise", "median"),
            "stalled (seeds)": ("stalled", "sum"),
