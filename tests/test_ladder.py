@@ -436,13 +436,17 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
     for stage, crossover, said in [(YES, 60.0, "shows both stages: P(stepwise) -40 % at its "
                                                 "lowest, then the stepwise path overtakes the "
                                                 "direct one at a median step of 60."),
-                                   (YES, np.inf, "does not show both stages: it shows the first "
-                                                 "stage (P(stepwise) -40 %), and the median run "
-                                                 "never crossed over."),
+                                   (YES, np.inf, "does not show both stages within its run: "
+                                                 "it shows the first stage (P(stepwise) -40 %), "
+                                                 "and the median run had not crossed over "
+                                                 "within its run (censored); a censored reading, "
+                                                 "not a finding that the second stage never "
+                                                 "comes."),
                                    (NO, 60.0, "does not show both stages: it shows no first "
                                               "stage"),
-                                   (stats.UNDECIDED, np.inf, "does not show both stages: it may "
-                                                             "or may not show a first stage "
+                                   (stats.UNDECIDED, np.inf, "does not show both stages within "
+                                                             "its run: it may or may not show a "
+                                                             "first stage "
                                                              "(its check reads *inconclusive*"),
                                    (stats.UNDECIDED, 60.0, "GRPO may or may not show a first "
                                                            "stage (its check reads "
@@ -459,7 +463,7 @@ def test_the_ladders_words_name_the_turn_and_what_did_not_run():
                                   {("arm", "R5"): record, ("arm", "R2"): {}})
     assert ("Registered from that base before its runs, the toy on the model's schedule (R1) "
             "predicted P(stepwise) -52 % at step 9 (a first stage by the same rule) and no "
-            "crossover within its run.") in words
+            "crossover within its run (censored).") in words
     assert ladder.both_stages(full) is None
 
 
@@ -483,3 +487,132 @@ def test_the_accounts_are_counted_apart_where_their_rungs_outcomes_were_known():
     none_strict = ladder.against_all([account], {"arm": rows[rows["rung"] != "R2"]})
     assert "nobody had seen: none of them ran" in sentences.accounts_text([account],
                                                                           none_strict)
+
+
+def toy_record(steps: int = 60, seeds: int = 40, model_steps: int = 12) -> dict:
+    """A registration record as ``prediction.register`` writes its toy parts, made by the
+    registration's own functions (``toy_mapping.toy_predictions``, ``toy_rungs.r1``) at a
+    small size: the paper's scenario start, G 4, four updates a step."""
+    from rlvr_dynamics import toy
+    from rlvr_dynamics.regimes import toy_mapping, toy_rungs
+
+    D = toy.ToySettings()
+    pi0, r, G, share = [0.6, 0.01, 0.39], [0.45, 0.93, 0.01], 4, 0.5
+    batch, per_update, epsilon = 32, 8, 0.2
+    return {"inputs": {"pi0": pi0, "r": r, "G": G}, "share": share,
+            "toy": {**toy_mapping.toy_settings(D), "tau": D.tau}, "steps": steps,
+            "seeds": seeds, "schedule": [batch, per_update, epsilon, model_steps],
+            "predictions": toy_mapping.toy_predictions(pi0, r, G, D, steps, seeds),
+            "ladder": {"R0": {"GRPO": {"slope": -0.5}, "GRPO-N": {"slope": -0.1}},
+                       "R1": toy_rungs.r1(pi0, r, share, G, batch // G, batch // per_update,
+                                          epsilon, D, model_steps, seeds, ["GRPO", "GRPO-N"])}}
+
+
+def test_the_toys_dips_are_read_again_on_the_registered_draws_by_the_models_statistic():
+    """``toy_curves`` runs R0 and R1 again from a registration's inputs on the same draws: the
+    lowest of their mean over seeds is the registered dip to the last digit, its step the
+    registered step. ``toy_dips`` then reads them by ``dips.dip``, the model's statistic: the
+    geometric mean of each seed's ratio at its leave-one-out lowest probe, which is not the
+    registered statistic (the lowest of the arithmetic mean) -- the check can tell them apart."""
+    from rlvr_dynamics import dips
+    from rlvr_dynamics.regimes.toy_mapping import OWN
+
+    record = toy_record()
+    for label in ("GRPO", "GRPO-N"):
+        curves = ladder.toy_curves(record, label)
+        mean0 = curves["R0"].mean(axis=1)
+        registered = record["predictions"][OWN][label]
+        assert mean0.min() / mean0.iloc[0] - 1 == pytest.approx(registered["toy dip"], abs=1e-12)
+        assert float(mean0.idxmin()) == registered["toy dip step"]
+        mean1 = curves["R1"].mean(axis=1)
+        r1 = record["ladder"]["R1"][label]
+        assert mean1.min() / mean1.iloc[0] - 1 == pytest.approx(r1["dip"], abs=1e-12)
+        assert float(mean1.idxmin()) == r1["dip step"]
+        assert curves["R0"].shape == (61, 40) and curves["R1"].shape == (12 * 4 + 1, 40)
+    read = ladder.toy_dips(record)
+    grpo = read["R0"]["GRPO"]
+    assert grpo == dips.dip(ladder.toy_curves(record, "GRPO")["R0"])
+    assert grpo.seeds == 40 and -1 < grpo.low <= grpo.estimate <= grpo.high
+    assert grpo.fell + grpo.rose <= 40
+    assert grpo.estimate != pytest.approx(record["predictions"][OWN]["GRPO"]["toy dip"], abs=1e-3)
+
+
+def test_every_rung_reads_its_dip_by_one_statistic_and_the_rules_theirs():
+    """``rung_rows`` with the toy's dips (``toy_dips``) and model runs that carry the log-scale
+    readings (``stages``): each row's ``dip`` is ``dips``' geometric mean with its interval, sign
+    count and censoring; the first stage is still read by the registered rules (the toy's
+    registered dip, the model's mean fall), shown beside; a median that no run reached is
+    censored at the runs' horizon, open above, and R5's ``NO`` rests on it alone."""
+    from rlvr_dynamics import dips
+
+    record = toy_record()
+    toy_dip = ladder.toy_dips(record)
+    logs = np.log([0.3, 0.5, 0.4, 0.35])
+
+    def runs(crossovers, censored_at_last=False):
+        return pd.DataFrame({"regime": "arm", "algorithm": "GRPO", "seed": range(4),
+                             "fall": 1 - np.exp(logs), "fall step": 20.0,
+                             "crossover": crossovers, "last step": 120.0,
+                             "log dip": logs, "log dip step": 20.0, "log dip floored": False,
+                             "log dip lowest": 120.0 if censored_at_last else 20.0,
+                             "log dip last": 120.0})
+
+    measured = {"R5": runs([np.inf, 80.0, np.inf, np.inf], censored_at_last=True),
+                "R3": runs([30.0, 40.0, np.inf, 35.0])}
+    slopes = pd.DataFrame(columns=["regime", "algorithm", "how", "slope", "low", "high"])
+    rows = ladder.rung_rows(record, measured, slopes, "arm", toy_dip).set_index(
+        ["rung", "algorithm"])
+    assert rows.loc[("R0", "GRPO"), "dip"] == toy_dip["R0"]["GRPO"].estimate
+    assert rows.loc[("R1", "GRPO-N"), "dip seeds"] == toy_dip["R1"]["GRPO-N"].values
+    assert rows.loc[("R0", "GRPO"), "registered dip"] == record["predictions"][
+        ladder.OWN]["GRPO"]["toy dip"]
+    r5 = rows.loc[("R5", "GRPO")]
+    expected = dips.over_seeds(logs)
+    assert r5["dip"] == pytest.approx(expected.estimate)
+    assert r5["dip interval"] == pytest.approx((expected.low, expected.high))
+    assert (r5["fell"], r5["rose"], r5["dip censored"]) == (4, 0, True)
+    assert r5["rule's fall"].estimate == pytest.approx(np.mean(1 - np.exp(logs)))
+    assert r5["first stage"] == YES
+    assert np.isinf(r5["crossover"]) and np.isinf(r5["crossover interval"][1])
+    assert r5["horizon"] == 120.0
+    flat = rows.reset_index()
+    assert ladder.both_stages(flat) == NO and ladder.censored_no(flat)
+    assert not rows.loc[("R3", "GRPO"), "dip censored"]
+    assert rows.loc[("R3", "GRPO"), "crossover"] == 35.0
+    lo, hi = rows.loc[("R3", "GRPO"), "crossover interval"]
+    assert lo <= 35.0 and hi >= 35.0
+    finite = measured | {"R5": runs([30.0, 40.0, 50.0, 35.0])}
+    flat = ladder.rung_rows(record, finite, slopes, "arm", toy_dip)
+    assert ladder.both_stages(flat) == YES and not ladder.censored_no(flat)  # it can fail
+
+
+def test_the_ladders_table_and_words_show_the_interval_the_signs_and_the_censoring():
+    """The page shows what the statistics carry: the log-scale dip with its interval inside
+    (-100 %, inf), the sign count and each seed's value, "censored" where the fall was still at
+    its lowest at the last probe, the median crossover with its interval or "not within N
+    steps (censored)", and R5's NO read as a censored reading; nothing reads "never"."""
+    from rlvr_dynamics.chapters.ladder import sentences, shown
+
+    record = toy_record()
+    logs = np.log([0.3, 0.5, 0.4, 1.2])
+    runs = pd.DataFrame({"regime": "arm", "algorithm": "GRPO", "seed": range(4),
+                         "fall": 1 - np.exp(logs), "fall step": 20.0,
+                         "crossover": [np.inf, 80.0, np.inf, np.inf], "last step": 120.0,
+                         "log dip": logs, "log dip step": 120.0, "log dip floored": False,
+                         "log dip lowest": 120.0, "log dip last": 120.0})
+    slopes = pd.DataFrame(columns=["regime", "algorithm", "how", "slope", "low", "high",
+                                   "effect", "mechanism", "seeds"])
+    rows = ladder.rung_rows(record, {"R5": runs}, slopes, "arm", ladder.toy_dips(record))
+    html = shown.ladder_table({"arm": rows}).to_html()
+    r5 = rows[(rows["rung"] == "R5")].iloc[0]
+    low, high = r5["dip interval"]
+    assert -1 < low
+    assert f"[{100 * low:+.0f} %, {100 * high:+.0f} %]" in html
+    assert "3, 1 of 4" in html and "-70, -50, -60, +20 %" in html
+    assert "120 (censored)" in html
+    assert "not within 120 steps (censored); interval from 80, open above" in html
+    assert "never" not in html
+    words = sentences.ladder_text({"arm": rows}, slopes)
+    assert "3 of 4 seeds fell, 1 rose; censored: still at its lowest at the last probe" in words
+    assert "the median run had not crossed over: not within 120 steps (censored)" in words
+    assert "never crossed" not in words

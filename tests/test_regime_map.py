@@ -176,7 +176,12 @@ def test_the_summary_counts_the_seeds_and_shows_numbers_for_people():
     assert cells["GRPO"][label["toy: dip of π(a2)"]] == "0"
     assert cells["GRPO"][label["toy: crossover"]] == "∞"
     assert cells["GRPO-N"][label["crossed over (seeds)"]] == "2/3"
-    assert cells["GRPO-N"][label["step of crossover"]] == "∞, 40, 40"
+    # a run that did not cross reads as censored at its last probe, not as "never" (issue 51)
+    assert cells["GRPO-N"][label["step of crossover"]] == "> 50, 40, 40"
+    assert cells["GRPO-N"][label["median crossover"]] == "40 [40, open above]"
+    assert cells["GRPO"][label["median crossover"]] == "40 [40, 40]"
+    assert cells["GRPO"][label["dip of P(stepwise)"]] == "-60 % [-60 %, -60 %]"
+    assert cells["GRPO"][label["fell, rose (seeds)"]] == "3, 0"
     assert cells["GRPO"][label["depth (mean)"]] == f"{grpo['depth (mean)']:.3g}"
     assert "<b>se</b>: the probe's own standard error, points" in \
         displayed.summary_table(summary).to_html()  # the legend under the table
@@ -199,14 +204,16 @@ def test_the_findings_follow_the_table():
     text = sentences.findings_text(table, 100, 10)
     assert len(text.splitlines()) == 4 and all(l.startswith("- **") for l in text.splitlines())
     assert ("The stepwise path overtook the direct one in the median run of 4 of 4 cells within "
-            "100 steps, first in common, GRPO (step 6); no seed crossed in 0: none.") in text
+            "100 steps, first in common, GRPO (step 6); no seed crossed within its run (censored) "
+            "in 0: none.") in text
     assert ("Pass@64 on the rare-path-only problems fell more than 2 points below the base (mean "
             "over seeds) in 4 of 4 cells: common, GRPO (-3.0)") in text
     assert "above the base in 0 cells and below it in 0; 2 runs stalled (rare, GRPO; rare, GRPO-N)" in text
     assert "the LM orders the same way: GRPO 1 of 1; GRPO-N 1 of 1" in text
     shallow = table.assign(depth=-1.0, gain=-5.0, crossover=np.inf, stalled=False)
     text = sentences.findings_text(shallow, 100, 10)
-    assert "in the median run of 0 of 4 cells within 100 steps; no seed crossed in 4:" in text
+    assert ("in the median run of 0 of 4 cells within 100 steps; no seed crossed within its run "
+            "(censored) in 4:") in text
     assert "in 0 of 4 cells: none." in text and "below it in 4 (common, GRPO (-5.0);" in text
     assert "0 runs stalled." in text
     table.loc[table["regime"] == "rare", "toy expansion"] = 1.0  # the toy says: rare first
@@ -343,3 +350,25 @@ def test_a_change_that_rounds_to_nothing_has_no_minus_sign():
     assert rounded("{:+.1f}", -0.04) == "+0.0" and rounded("{:+.0f} %", -0.6) == "-1 %"
     assert rounded("{:.2f}", -12.0) == "-12.00"
 
+
+
+def test_each_verdict_carries_its_seeds_and_their_signs():
+    """Issue 51: beside each interval, the per-seed values the check reads and how many lie
+    above and below 0, in the row and in its cell; a check without per-seed values (the
+    two stages together) shows none."""
+    long, runs = tables("shrinks then expands", noise=0.01)
+    informs = informs_all(long)
+    rows = chapter.verdict_rows(runs, stages.final_entropy(long), informs)
+    grpo = runs[runs["algorithm"] == "GRPO"]
+    shrink = rows[(rows["algorithm"] == "GRPO") & (rows["check"] == chapter.SHRINKAGE)].iloc[0]
+    assert shrink["per seed"] == tuple(grpo["depth"]) and shrink["signs"] == (0, 3)
+    both = rows[(rows["algorithm"] == "GRPO") & (rows["check"] == chapter.BOTH)].iloc[0]
+    assert both["per seed"] is None and both["signs"] is None
+    cells = displayed.verdict_cells(rows, informs)
+    assert cells.loc[f"GRPO: {chapter.SHRINKAGE}"].iloc[0].endswith(
+        "; seeds above 0: 0, below: 3)")
+    assert "seeds above 0" not in cells.loc[GRPO_BOTH].iloc[0]
+    up = runs.assign(depth=runs["depth"].abs())
+    rows = chapter.verdict_rows(up, stages.final_entropy(long), informs)
+    shrink = rows[(rows["algorithm"] == "GRPO") & (rows["check"] == chapter.SHRINKAGE)].iloc[0]
+    assert shrink["signs"] == (3, 0)  # the count follows the values

@@ -112,6 +112,26 @@ def test_crossover_fall_depth_gain_and_stall_per_run():
     assert (fast["crossover"] == 20).all() and (fast["depth"] > 0).all()
 
 
+def test_the_dip_on_the_log_scale_and_the_median_crossover_per_cell():
+    """``stages``' log-scale dip (issue 51) read back by ``dip_over_seeds``: where every seed
+    falls to 0.02 from 0.05 the geometric mean is -60 % in every seed, read at step 20, not
+    censored; a run still falling at its last probe is censored; the median crossover is the
+    Kaplan-Meier median with its interval, open above where no seed crossed."""
+    from rlvr_dynamics.regimes.stages import crossover_median, dip_over_seeds
+    _, runs = tables("shrinks then expands")
+    d = dip_over_seeds(runs[runs["algorithm"] == "GRPO"])
+    assert d.estimate == pytest.approx(-0.6) and d.values == pytest.approx((-0.6,) * 3)
+    assert d.steps == (20.0,) * 3 and (d.fell, d.rose) == (3, 0) and not d.censored
+    m = crossover_median(runs[runs["algorithm"] == "GRPO"])
+    assert (m.estimate, m.low, m.high) == (40, 40, 40)
+    _, stall = tables("stalls", noise=0.05)
+    d = dip_over_seeds(stall[stall["algorithm"] == "GRPO"])
+    assert d.censored and d.step == d.last == 50 and d.fell == 3
+    assert -1 < d.low < d.estimate < d.high < 0
+    m = crossover_median(stall[stall["algorithm"] == "GRPO"])
+    assert m.censored and m.open_above and m.horizon == 50
+
+
 def test_the_gain_splits_into_path_choice_and_reliability():
     """Reliability alone moves (the path's share fixed): all of the gain is reliability's;
     the share alone moves: all of it is the path choice's; the three parts add up."""

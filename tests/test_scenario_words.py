@@ -92,3 +92,37 @@ def test_predicted_against_measured_crossovers_per_run():
     P = chapter.Params.parse(resolve("smoke", "scenario", {}))
     assert P.arms() == ["three paths"]  # what the page hands plot_predicted (the map's:
     # test_regime_map.test_the_figures_settings_name_each_regimes_own_group_size)
+
+
+def test_the_scenario_shows_the_log_scale_dip_the_signs_and_the_censored_median():
+    """Issue 51 on the scenario's page: the dip of P(stepwise) on the log scale with its
+    interval and sign count, each seed's value, the median crossover with its interval, each
+    run that did not cross as "> N" (censored), never "never"; each verdict row carries its
+    per-seed values and sign count, shown in its cell."""
+    from rlvr_dynamics.regimes.stages import crossover_median, dip_over_seeds
+
+    runs = scenario_runs("dips, then grows")
+    runs.loc[(runs["regime"] == "arm") & (runs["seed"] == 0), "crossover"] = np.inf
+    g = runs[(runs["regime"] == "arm") & (runs["algorithm"] == "GRPO")]
+    d, m = dip_over_seeds(g), crossover_median(g)
+    first, _ = displayed.scenario_tables(runs, {"arm": "control"})
+    html = first.to_html()
+    assert f"{d.fell} of {d.seeds} seeds fell, {d.rose} rose" in html
+    assert f"[{100 * d.low:+.0f} %, {100 * d.high:+.0f} %]" in html and d.low > -1
+    assert f"> {g['last step'].iloc[0]:g}" in html and "never" not in html
+    assert f"{m.estimate:g} [{m.low:g}" in html
+    informs = {"arm": (True, ""), "control": (True, "")}
+    rows = chapter.verdict_rows(runs, {"arm": "control"}, informs, {})
+    stage1 = rows[(rows["check"] == "stage 1") & (rows["algorithm"] == "GRPO")].iloc[0]
+    assert stage1["per seed"] == tuple(g["fall"]) and stage1["signs"] == (d.fell, d.rose)
+    cell = displayed.verdict_table(rows, "lm_two_stages").data.loc[("arm", "GRPO"), "stage 1"]
+    assert cell.endswith(f"; fell in {d.fell} of {d.seeds} seeds, rose in {d.rose}")
+    assert rows[rows["check"] == "against the control"]["per seed"].isna().all()
+    pred = {"toy expansion": 200.0, "toy dip": -0.6, "toy dip step": 40.0, "toy expanded": 1.0}
+    registered = {r: {"predictions": {o: {"GRPO": pred, "GRPO-N": pred} for o in ("Adam", "SGD")}}
+                  for r in ("arm", "control")}
+    text = sentences.scenario_text(runs, rows, registered, {"arm": "control"})
+    assert (f"on the log scale, P(stepwise) at its lowest changed by "
+            f"{100 * d.estimate:+.0f} %") in text
+    table = displayed.against_prediction(runs, registered, {"arm": "control"})
+    assert table.loc[("arm", "GRPO"), ("LM", "fell, rose")] == f"{d.fell}, {d.rose} of {d.seeds}"

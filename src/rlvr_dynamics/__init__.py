@@ -4,7 +4,8 @@ Boundary: Shrinkage, Expansion, or Both? A Two-Stage Dynamic View".
 One idea per module, in layers that import only downward (``imports.LAYERS``): ``store``
 (results on disk), ``imports`` (the package's import graph), ``progress`` (progress bars),
 ``fields`` (typed settings, one range each), ``parallel`` (work side by side); ``theory`` (Lemma
-1, Theorem 1, Proposition 1), ``passk``, ``entropy`` and ``stats`` (metrics), ``power`` (seeds
+1, Theorem 1, Proposition 1), ``passk``, ``entropy`` and ``stats`` (metrics), ``dips`` (a mass's fall over seeds on the
+log scale) and ``survival`` (censored times: the Kaplan-Meier median and its interval), ``power`` (seeds
 and problems a contrast needs, from a pilot), ``tasks`` (verifiable tasks and graders),
 ``models``, ``sampling`` (the sampler), ``paper_tables`` (the paper's own numbers); ``toy``
 (Algorithm 1), ``toy_schedule`` (the toy on the language model's training schedule), ``law``

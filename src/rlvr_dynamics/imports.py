@@ -19,8 +19,8 @@ LAYERS: dict[str, int] = {
     # 0: what everything may use
     "rlvr_dynamics": 0, "progress": 0, "imports": 0, "store": 0, "parallel": 0, "fields": 0,
     # 1: the paper's mathematics, metrics, tasks, models and the sampler
-    "theory": 1, "passk": 1, "entropy": 1, "stats": 1, "power": 1, "tasks": 1, "models": 1,
-    "sampling": 1, "paper_tables": 1,
+    "theory": 1, "passk": 1, "entropy": 1, "stats": 1, "dips": 1, "survival": 1, "power": 1,
+    "tasks": 1, "models": 1, "sampling": 1, "paper_tables": 1,
     # 2: what is built from them: the toy, the base model, the registry, the boundary, verdicts,
     # exact Pass@k from the completion tree
     "toy": 2, "toy_schedule": 2, "law": 2, "pretrain": 2, "registry": 2, "verdicts": 2, "exact": 2, "path_prior": 2,

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics import stats
+from rlvr_dynamics.chapters.style import rounded
 from rlvr_dynamics.comparison.claims import Check, Decided
 from rlvr_dynamics.comparison.models import Setting
 from rlvr_dynamics.rl.readings import (ENTROPY, HELD_OUT, ROLLOUT_WINDOW, VERDICT_CLAIMS,
@@ -157,6 +158,71 @@ def regime_settings(P: Any, hard: dict[str, np.ndarray]) -> str:
 def time_text(t: float) -> str:
     """One time to crossover in words (``times_text``)."""
     return "never" if np.isinf(t) else "outside the toy" if np.isnan(t) else f"{t:g}"
+
+
+# --- the statistics that fit the data (``dips``, ``survival``; issue 51) -------------------------
+
+def percent(x: float) -> str:
+    """A relative change as a signed whole percentage ("-" where there is none)."""
+    return "-" if x is None or np.isnan(x) else rounded("{:+.0f} %", 100 * x)
+
+
+def dip_text(estimate: float, interval: Sequence[float] | None = None) -> str:
+    """A dip on the log scale (``dips.Dip``'s estimate and interval) as percentages:
+    ``-55 % [-80 %, -3 %]`` (its interval stays above -100 %), the estimate alone without one."""
+    if interval is None or any(v is None or np.isnan(v) for v in interval):
+        return percent(estimate)
+    return f"{percent(estimate)} [{percent(interval[0])}, {percent(interval[1])}]"
+
+
+def signs_text(fell: int, rose: int, seeds: int) -> str:
+    """How many seeds fell and rose: ``4 of 5 seeds fell, 1 rose``."""
+    return f"{fell} of {seeds} seed{'s' * (seeds != 1)} fell, {rose} rose"
+
+
+def seeds_text(values: Sequence[float]) -> str:
+    """Each seed's relative change: ``-61, -40, +5 %``."""
+    return ", ".join(rounded("{:+.0f}", 100 * v) for v in values) + " %" if len(values) else "-"
+
+
+def censored_fall_text(step: float) -> str:
+    """A fall still at its lowest at the last probe (``dips.Dip.censored``), in words."""
+    return f"censored: still at its lowest at the last probe (step {step:g})"
+
+
+def within_text(horizon: float) -> str:
+    """A time that did not come within the runs: "not within N steps (censored)", never
+    "never"."""
+    return f"not within {horizon:g} steps (censored)"
+
+
+def toy_time_text(t: float, steps: float | None) -> str:
+    """The toy's registered crossover: the step, or "not within N toy steps (censored)" where
+    its median run did not cross within its ``steps`` (unknown: ``time_text``'s "never")."""
+    if np.isinf(t) and steps:
+        return f"not within {steps:g} toy steps (censored)"
+    return time_text(t)
+
+
+def run_time_text(t: float, last: float) -> str:
+    """One run's time to crossover, short: the step, or "> N" (censored at its last probe N)."""
+    return f"> {last:g}" if np.isinf(t) else time_text(t)
+
+
+def median_text(estimate: float, interval: Sequence[float] | None, horizon: float | None
+                ) -> str:
+    """A Kaplan-Meier median crossover with Brookmeyer and Crowley's interval
+    (``survival.Median``): ``35 [30, 40]``, ``35 [30, open above]``; a censored median "not
+    within N steps (censored)", with where its interval begins where it does."""
+    if np.isnan(estimate):
+        return time_text(estimate)
+    if interval is None or any(v is None or np.isnan(v) for v in interval):
+        return within_text(horizon) if np.isinf(estimate) and horizon else time_text(estimate)
+    low, high = interval
+    if np.isinf(estimate):
+        return within_text(horizon) + (f"; interval from {low:g}, open above"
+                                       if np.isfinite(low) else "")
+    return f"{estimate:g} [{low:g}, {'open above' if np.isinf(high) else f'{high:g}'}]"
 
 
 def times_text(t: Sequence[float]) -> str:

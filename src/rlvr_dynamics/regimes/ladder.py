@@ -32,9 +32,10 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from rlvr_dynamics import REPO, stats
+from rlvr_dynamics import REPO, dips, stats, toy, toy_schedule
 from rlvr_dynamics.regimes.scenario import FALL_MARGIN
-from rlvr_dynamics.regimes.toy_mapping import OWN
+from rlvr_dynamics.regimes.stages import crossover_median, dip_over_seeds
+from rlvr_dynamics.regimes.toy_mapping import OWN, toy_update
 from rlvr_dynamics.regimes.toy_rungs import (AS_BUILT, PROPORTIONAL, TABULAR, WINDOW,
                                                       WITHOUT, log_changes, slope)
 from rlvr_dynamics.pretrain import PretrainConfig
@@ -156,28 +157,102 @@ def lm_stage(fall: stats.Effect) -> str:
         fall.verdict, fall.verdict)
 
 
+def toy_curves(record: dict[str, Any], label: str) -> dict[str, pd.DataFrame]:
+    """The toy's pi(a2) per seed (columns) and step (rows, the start first) for ``label``
+    (GRPO, GRPO-N) as a registration ``record`` ran it, again from its inputs and on the same
+    draws: R0, the toy (the toy chapter's optimizer, ``record["steps"]`` x ``record["seeds"]``,
+    seed 0, as ``toy_mapping.toy_prediction``), in toy steps; R1, the toy on the model's
+    schedule (``record["schedule"]``, as ``toy_rungs.r1``), per update, in model steps. The
+    registration keeps only their summaries; the dip over seeds needs every seed's curve."""
+    pi0, r, G = (record["inputs"][k] for k in ("pi0", "r", "G"))
+    own, tau = record["toy"][OWN], record["toy"]["tau"]
+    update = toy_update(label)[1]
+    steps, seeds = record["steps"], record["seeds"]
+    a2 = np.array([pi[0, :, 1] for pi, _ in toy.run(
+        toy.logits(pi0), r, G=G, lr=own["lr"], tau=tau, optimizer=own["optimizer"],
+        steps=steps, seeds=seeds, seed=0, **update)])
+    out = {"R0": pd.DataFrame(a2, index=np.arange(steps + 1, dtype=float))}
+    batch, per_update, epsilon, model_steps = record["schedule"]
+    share = record["share"]
+    updates = batch // per_update
+    rate = r[0] / (1 - share) if share < 1 else 0.0
+    s = toy_schedule.simulate(pi0, [min(rate, 1.0), r[1], r[2]], [0.0, r[1], r[2]], share,
+                              G=G, groups=batch // G, updates=updates, lr=own["lr"],
+                              epsilon=epsilon, tau=tau, negative_only=label == "GRPO-N",
+                              steps=model_steps, seeds=seeds, window=model_steps * updates)
+    out["R1"] = pd.DataFrame(s.early[:, :, 1].T,
+                             index=np.arange(model_steps * updates + 1) / updates)
+    return out
+
+
+def toy_dips(record: dict[str, Any], labels: Sequence[str] = ("GRPO", "GRPO-N")
+             ) -> dict[str, dict[str, dips.Dip]]:
+    """R0's and R1's dips of pi(a2) (rung -> label -> ``dips.Dip``) by the statistic that reads
+    the model's (``dips.dip`` on every seed's curve, ``toy_curves``), where the registration
+    ``record`` predicted for the label; the registered dips (the lowest of the mean over
+    seeds) stay as registered, and the rules read those."""
+    out: dict[str, dict[str, dips.Dip]] = {"R0": {}, "R1": {}}
+    for label in labels:
+        if label not in record["predictions"][OWN] or label not in record["ladder"]["R1"]:
+            continue
+        for rung, curves in toy_curves(record, label).items():
+            out[rung][label] = dips.dip(curves)
+    return out
+
+
+ROW = ["rung", "algorithm", "dip", "dip interval", "dip step", "dip seeds", "fell", "rose",
+       "dip censored", "registered dip", "rule's fall", "crossover", "crossover interval",
+       "horizon", "slope", "slope interval", "first stage"]
+"""``rung_rows``' columns."""
+
+
+def _dip_columns(d: dips.Dip | None) -> dict[str, Any]:
+    """A ``dips.Dip`` as ``rung_rows``' columns (none: the dip is not computed here)."""
+    if d is None:
+        return {"dip seeds": None, "fell": None, "rose": None, "dip censored": False}
+    return {"dip": d.estimate, "dip interval": (d.low, d.high), "dip step": d.step,
+            "dip seeds": d.values, "fell": d.fell, "rose": d.rose, "dip censored": d.censored}
+
+
 def rung_rows(record: dict[str, Any], measured: dict[str, pd.DataFrame], checks: pd.DataFrame,
-              arm: str) -> pd.DataFrame:
-    """One arm's ladder, per rung and algorithm: the dip of P(stepwise) (relative; the model's
-    at the leave-one-out step, ``stages.stages``' ``fall``, with its interval), where it lies,
-    the crossover (the toy's median in its own steps for R0, in the model's steps for R1, the
-    model's Kaplan-Meier median over seeds), the slope (the model's: mean over seeds with its
-    interval, ``checks``: ``slope_checks``' rows) and whether the rung shows a first stage;
-    R0 and R1 from the registration ``record``, the model's rungs from ``measured`` (rung ->
-    ``stages``' rows of its runs: R4 the chapter's, R2 and R3 those of ``MODEL_RUNGS``)."""
+              arm: str, toy_dip: dict[str, dict[str, dips.Dip]] | None = None) -> pd.DataFrame:
+    """One arm's ladder, per rung and algorithm (``ROW``): the dip of P(stepwise) on the log
+    scale, every rung by one statistic (``dips``: the geometric mean over seeds of the ratio
+    at the lowest probe, minus 1, with its interval, step, each seed's value, how many seeds
+    fell and rose, and whether the fall was still at its lowest at the last probe,
+    censored), the crossover (the toy's median in its own steps for R0, in the model's steps
+    for R1, the model's Kaplan-Meier median over seeds with Brookmeyer and Crowley's interval
+    and the horizon it is censored at), the slope (the model's: mean over seeds with its
+    interval, ``checks``: ``slope_checks``' rows) and whether the rung shows a first stage.
+    The first stage is read by the rules registered before the runs, on the statistics they
+    name: the toy's rungs on the registered dip (``registered dip``: the lowest of the mean
+    pi(a2) over seeds), the model's on the mean of the per-seed falls with its Student-t
+    interval (``rule's fall``: a ``stats.Effect``). R0 and R1 from the registration
+    ``record`` (their log-scale dips from ``toy_dip``, ``toy_dips``' result; none given: the
+    registered dip alone), the model's rungs from ``measured`` (rung -> ``stages.stages``'
+    rows of its runs: R4 the chapter's, R2 and R3 those of ``MODEL_RUNGS``)."""
     rows = []
     lad = record["ladder"]
+    toy_dip = toy_dip or {}
     for label in ("GRPO", "GRPO-N"):
         toy0, toy1 = record["predictions"][OWN].get(label), lad["R1"].get(label)
         if toy0 is not None:
             rows.append({"rung": "R0", "algorithm": label, "dip": toy0["toy dip"],
                          "dip interval": None, "dip step": toy0["toy dip step"],
-                         "crossover": toy0["toy expansion"], "slope": lad["R0"][label]["slope"],
+                         "registered dip": toy0["toy dip"],
+                         **_dip_columns(toy_dip.get("R0", {}).get(label)),
+                         "crossover": toy0["toy expansion"], "horizon": record.get("steps"),
+                         "slope": lad["R0"][label]["slope"],
                          "slope interval": None, "first stage": toy_stage(toy0["toy dip"])})
         if toy1 is not None:
+            schedule = record.get("schedule")
             rows.append({"rung": "R1", "algorithm": label, "dip": toy1["dip"],
                          "dip interval": None, "dip step": toy1["dip step"],
-                         "crossover": toy1["crossover"], "slope": toy1["slope"],
+                         "registered dip": toy1["dip"],
+                         **_dip_columns(toy_dip.get("R1", {}).get(label)),
+                         "crossover": toy1["crossover"],
+                         "horizon": schedule[3] if schedule else None,
+                         "slope": toy1["slope"],
                          "slope interval": None, "first stage": toy_stage(toy1["dip"])})
         for rung in (r for r in LADDER if r in measured):
             runs = measured[rung]
@@ -187,16 +262,20 @@ def rung_rows(record: dict[str, Any], measured: dict[str, pd.DataFrame], checks:
             fall = stats.one_sample(mine["fall"].to_numpy(), FALL_MARGIN)
             c = checks[(checks["regime"] == arm) & (checks["algorithm"] == label)
                        & (checks["how"] == HOW[rung])]
+            median = crossover_median(mine)
+            logged = dip_over_seeds(mine) if "log dip" in mine else None
             rows.append({"rung": rung, "algorithm": label, "dip": -fall.estimate,
                          "dip interval": (-fall.high, -fall.low),
                          "dip step": float(np.median(mine["fall step"])),
-                         "crossover": stats.km_median(mine["crossover"], mine["last step"]),
+                         **_dip_columns(logged), "rule's fall": fall,
+                         "crossover": median.estimate,
+                         "crossover interval": (median.low, median.high),
+                         "horizon": median.horizon,
                          "slope": float(c["slope"].iloc[0]) if len(c) else np.nan,
                          "slope interval": (float(c["low"].iloc[0]), float(c["high"].iloc[0]))
                          if len(c) else None,
                          "first stage": lm_stage(fall)})
-    return pd.DataFrame(rows, columns=["rung", "algorithm", "dip", "dip interval", "dip step",
-                                       "crossover", "slope", "slope interval", "first stage"])
+    return pd.DataFrame(rows, columns=ROW)
 
 
 def turns(rows: pd.DataFrame, algorithm: str) -> tuple[str, str] | None:
@@ -224,6 +303,16 @@ def both_stages(rows: pd.DataFrame, rung: str = "R5", algorithm: str = "GRPO") -
     if stage == NO or not np.isfinite(crossover):
         return NO
     return YES if stage == YES else stage
+
+
+def censored_no(rows: pd.DataFrame, rung: str = "R5", algorithm: str = "GRPO") -> bool:
+    """Whether ``both_stages``' ``NO`` at ``rung`` rests on a censored median crossover alone:
+    the first stage not excluded and fewer than half the runs crossed within their probes, so
+    that the reading is "not within N steps (censored)", not "never" (issue 51). The rule
+    itself (``both_stages``) is as registered."""
+    row = rows[(rows["rung"] == rung) & (rows["algorithm"] == algorithm)]
+    return (not row.empty and both_stages(rows, rung, algorithm) == NO
+            and row["first stage"].iloc[0] != NO and np.isinf(row["crossover"].iloc[0]))
 
 
 ACCOUNTS = REPO / "docs" / "registrations" / "ladder-accounts.yaml"

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics import stats
+from rlvr_dynamics import dips, stats, survival
 from rlvr_dynamics.comparison.claims import ANSWER_ENTROPY_MARGIN, PASSK_MARGIN
 from rlvr_dynamics.regimes.probes import with_passk
 from rlvr_dynamics.regimes.toy_mapping import toy_update
@@ -82,12 +82,16 @@ def informs(base: pd.DataFrame, hard: np.ndarray, k: int) -> tuple[bool, str]:
     return True, ""
 
 
-def relative_stepwise(part: pd.DataFrame, hard: np.ndarray) -> pd.DataFrame:
+def stepwise_mass(part: pd.DataFrame, hard: np.ndarray) -> pd.DataFrame:
     """One regime's and algorithm's rows of a split (``probes.with_passk``'s): P(stepwise) on
-    its rare-only problems (``hard``), the mean per step (rows) and seed (columns), relative to
-    the start."""
+    its rare-only problems (``hard``), the mean per step (rows) and seed (columns)."""
     rare = part[hard[part["problem"].to_numpy()]]
-    mass = rare["stepwise"].groupby([rare["step"], rare["seed"]]).mean().unstack("seed")
+    return rare["stepwise"].groupby([rare["step"], rare["seed"]]).mean().unstack("seed")
+
+
+def relative_stepwise(part: pd.DataFrame, hard: np.ndarray) -> pd.DataFrame:
+    """``stepwise_mass`` relative to the start."""
+    mass = stepwise_mass(part, hard)
     return mass / mass.iloc[0]
 
 
@@ -129,7 +133,12 @@ def stages(long: pd.DataFrame, hard: dict[str, np.ndarray], ks: dict[str, int],
     * ``start``, ``end``: Pass@k at the first and last probe; ``gain``: their difference, and
       ``decompose``'s split of it into path choice, reliability and the rest;
     * ``noise``: the median over probes of the standard error of the rare-only mean Pass@k
-      that the probe's own estimate carries (from each p's standard error)."""
+      that the probe's own estimate carries (from each p's standard error);
+    * the dip on the log scale (``dips``, issue 51): ``log dip``, log of P(stepwise) over its
+      start (floored at ``dips.FLOOR``) at ``log dip step``, where the mean log ratio of the
+      other seeds is lowest, and whether it sat at the floor (``log dip floored``); for the
+      regime and algorithm, ``log dip lowest``, where their pooled curve is lowest, and
+      ``log dip last``, their last common probe (``dip_over_seeds`` reads them back)."""
     part = long[(long["setting"] == setting) & (long["split"] == split)]
     rows = []
     for (regime, algorithm), g in part.groupby(["regime", "algorithm"], sort=False):
@@ -138,6 +147,7 @@ def stages(long: pd.DataFrame, hard: dict[str, np.ndarray], ks: dict[str, int],
         rare = rare.rename(columns={f"pass@{k}": "passk", f"var@{k}": "var"})
         passk = rare.groupby(["step", "seed"])["passk"].mean().unstack("seed")
         fall = stats.leave_one_out(relative_stepwise(g, hard[split]))
+        logdip, lowest, last = dips.per_seed(stepwise_mass(g, hard[split]))
         depth = stats.leave_one_out(passk)
         for seed, run in g.groupby("seed"):
             own = rare[rare["seed"] == seed]
@@ -154,8 +164,29 @@ def stages(long: pd.DataFrame, hard: dict[str, np.ndarray], ks: dict[str, int],
                          "depth step": depth.loc[seed, "step"],
                          "start": start, "end": end, "gain": end - start,
                          **decompose(r0, r1, k),
-                         "noise": float(np.median(np.sqrt(noise)))})
+                         "noise": float(np.median(np.sqrt(noise))),
+                         "log dip": logdip.loc[seed, "log ratio"],
+                         "log dip step": logdip.loc[seed, "step"],
+                         "log dip floored": bool(logdip.loc[seed, "floored"]),
+                         "log dip lowest": lowest, "log dip last": last})
     return pd.DataFrame(rows)
+
+
+def dip_over_seeds(runs: pd.DataFrame) -> dips.Dip:
+    """The dip of P(stepwise) on the log scale over one regime's and algorithm's seeds (rows of
+    ``stages``; ``dips.over_seeds``): the geometric mean with its interval, each seed's value,
+    the sign count, and censored where the fall is still at its lowest at the last common
+    probe."""
+    lowest, last = float(runs["log dip lowest"].iloc[0]), float(runs["log dip last"].iloc[0])
+    return dips.over_seeds(runs["log dip"].to_numpy(), runs["log dip step"].to_numpy(),
+                           int(runs["log dip floored"].sum()), lowest, last, lowest == last)
+
+
+def crossover_median(runs: pd.DataFrame) -> survival.Median:
+    """The Kaplan-Meier median crossover over one regime's and algorithm's seeds (rows of
+    ``stages``: a run that did not cross is censored at its last probe) with Brookmeyer and
+    Crowley's interval (``survival.median``)."""
+    return survival.median(runs["crossover"].to_numpy(), runs["last step"].to_numpy())
 
 
 def predicted_vs_measured(table: pd.DataFrame, registered: dict[str, dict[str, Any]],
@@ -187,21 +218,29 @@ def predicted_vs_measured(table: pd.DataFrame, registered: dict[str, dict[str, A
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per regime and algorithm (``table``: ``stages`` joined with ``toy_mapping.toy_side``'s
     rows): the base's first-character masses and the toy's rewards, the mid-curve k, how many
-    seeds crossed over and at which steps, the fall of P(stepwise) and the depth and gain of
+    seeds crossed over and at which steps (and each run's last probe), the depth and gain of
     mid-curve Pass@k on the rare-only problems (means), the probe's standard error (median),
-    the stalled seeds, and the toy's prediction (its crossover and the dip of pi(a2))."""
-    return table.groupby(["regime", "algorithm"], sort=False).agg(
+    the stalled seeds, and the toy's prediction (its crossover and the dip of pi(a2)); beside
+    them the dip of P(stepwise) on the log scale (``dip_over_seeds``: a ``dips.Dip``) and the
+    Kaplan-Meier median crossover with its interval (``crossover_median``: a
+    ``survival.Median``)."""
+    cells = table.groupby(["regime", "algorithm"], sort=False)
+    fitted = pd.DataFrame.from_dict(
+        {key: {"dip of P(stepwise)": dip_over_seeds(g), "median crossover": crossover_median(g)}
+         for key, g in cells}, orient="index")
+    fitted.index.names = ["regime", "algorithm"]
+    return cells.agg(
         **{"P(stepwise) at start": ("pi0(a2)", "first"), "P(guess) at start": ("pi0(a3)", "first"),
            "r(a1)": ("r(a1)", "first"), "r(a2)": ("r(a2)", "first"), "k": ("k", "first"),
            "crossed": ("crossover", lambda t: int((t < np.inf).sum())),
            "seeds": ("crossover", "size"),
            "step of crossover": ("crossover", tuple),
-           "fall of P(stepwise)": ("fall", "mean"),
+           "last steps": ("last step", tuple),
            "depth (mean)": ("depth", "mean"), "gain (mean)": ("gain", "mean"),
            "probe's standard error (points)": ("noise", "median"),
            "stalled (seeds)": ("stalled", "sum"),
            "toy: crossover": ("toy expansion", "first"),
-           "toy: dip of π(a2)": ("toy dip", "first")})
+           "toy: dip of π(a2)": ("toy dip", "first")}).join(fitted)
 
 
 # --- the paper's claims per regime ---------------------------------------------------------------

@@ -31,7 +31,7 @@ from rlvr_dynamics.path_prior import Prior
 from rlvr_dynamics.regimes.grid import (Grid, Key, Readings, Regime, Trained, readings,
                                         register_all, train, trained)
 from rlvr_dynamics.regimes.ladder import (MODEL_RUNGS, log_trajectories, measured_slopes,
-                                          rung_rows, rung_run, slope_checks)
+                                          rung_rows, rung_run, slope_checks, toy_dips)
 from rlvr_dynamics.regimes.ladder import accounts, against_all  # noqa: F401 (the page's calls)
 from rlvr_dynamics.regimes.prediction import checks
 from rlvr_dynamics.regimes.probes import probes, with_passk
@@ -152,8 +152,8 @@ class Ladder:
 def climb(P: Params, ways: dict[str, Trained]) -> Ladder:
     """The ladder from every way's runs (``train_ways``): each model rung's runs read like the
     arms' as built (``stages`` on the rare-only problems at each arm's mid-curve k; R4: the
-    arms' as built), the slopes, each arm's rungs beside its registration (R0, R1), and the
-    registration checks."""
+    arms' as built), the slopes, each arm's rungs beside its registration (R0, R1, their dips
+    over seeds run again from it: ``regimes.ladder.toy_dips``), and the registration checks."""
     built = readings(P, ways[AS_BUILT].dynamics)
     judged = {(arm, how): record for how in ways for arm, record in register(P, how).items()}
     keyed, measured = {}, {"R4": built.runs}
@@ -163,7 +163,8 @@ def climb(P: Params, ways: dict[str, Trained]) -> Ladder:
             measured[how] = stages(with_passk(probes(runs.dynamics), [1]),
                                    P.hard(), built.ks)
     slopes = slope_checks(measured_slopes(keyed, P.probe_problems))
-    rungs = {arm: rung_rows(judged[arm, AS_BUILT], measured, slopes, arm) for arm in P.regimes}
+    rungs = {arm: rung_rows(judged[arm, AS_BUILT], measured, slopes, arm,
+                            toy_dips(judged[arm, AS_BUILT])) for arm in P.regimes}
     registration = {f"{arm} ({how})": checks({arm: judged[arm, how]},
                                              {k: v for k, v in runs.dynamics.items()
                                               if k[0] == arm},

@@ -9,10 +9,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics.chapters.sentences import time_text
+from rlvr_dynamics.chapters.ladder.shown import PER_SEED
+from rlvr_dynamics.chapters.sentences import (censored_fall_text, dip_text, median_text, percent,
+                                              signs_text, time_text)
 from rlvr_dynamics.chapters.style import number, rounded
-from rlvr_dynamics.regimes.ladder import (LADDER, MODEL_RUNGS, NO, YES, both_stages, toy_stage,
-                                          turns)
+from rlvr_dynamics.regimes.ladder import (LADDER, MODEL_RUNGS, NO, YES, both_stages,
+                                          censored_no, toy_stage, turns)
 from rlvr_dynamics.regimes.toy_rungs import AS_BUILT, PROPORTIONAL, TABULAR, WINDOW, WITHOUT
 
 
@@ -25,14 +27,28 @@ STAGE_WORDS = {YES: "a first stage", NO: "none"}
 
 
 
+def _censored(x: pd.Series) -> bool:
+    """Whether a rung's fall was still at its lowest at the last probe (``dips.Dip.censored``)."""
+    censored = x.get("dip censored")
+    return isinstance(censored, (bool, np.bool_)) and bool(censored)
+
+
 def _dip(x: pd.Series) -> str:
-    """One rung's dip (``ladder.rung_rows``' row) as a signed percentage ("-" where none)."""
-    return "-" if np.isnan(x["dip"]) else rounded("{:+.0f} %", 100 * x["dip"])
+    """One rung's dip (``ladder.rung_rows``' row) as a signed percentage ("-" where none), the
+    geometric mean over seeds ("censored" where the fall was still at its lowest at the last
+    probe)."""
+    return percent(x["dip"]) + (" (censored)" if _censored(x) else "")
 
 
 def _dip_words(rung: str, x: pd.Series) -> str:
-    """One rung's dip and its first-stage reading, in words."""
-    return f"{rung} {_dip(x)} ({STAGE_WORDS.get(x['first stage'], x['first stage'])})"
+    """One rung's dip, how many seeds fell (the model's rungs), whether it is censored and its
+    first-stage reading, in words."""
+    fell, values = x.get("fell"), x.get("dip seeds")
+    notes = ([f"{fell} of {len(values)} seeds fell"] if isinstance(values, tuple)
+             and len(values) <= PER_SEED and fell is not None else [])
+    notes += ["censored"] * _censored(x)
+    notes.append(STAGE_WORDS.get(x["first stage"], x["first stage"]))
+    return f"{rung} {percent(x['dip'])} ({'; '.join(notes)})"
 
 
 def ladder_text(rungs: dict[str, pd.DataFrame], slopes: pd.DataFrame,
@@ -87,14 +103,28 @@ def r5_text(arm: str, rows: pd.DataFrame, record: dict[str, Any] | None = None) 
     ``record`` is given."""
     x = rows[(rows["rung"] == LADDER[-1]) & (rows["algorithm"] == "GRPO")].iloc[0]
     dip = f"P(stepwise) {_dip(x)}"
+    interval = x.get("dip interval")
+    if isinstance(interval, tuple):
+        dip = (f"P(stepwise) {dip_text(x['dip'], interval)} on the log scale, "
+               f"{signs_text(x['fell'], x['rose'], len(x['dip seeds']))}"
+               + (f"; {censored_fall_text(x['dip step'])}" if x.get("dip censored") else ""))
     stage = x["first stage"]
-    cross = (f"the stepwise path overtakes the direct one at a median step of "
-             f"{x['crossover']:.0f}" if np.isfinite(x["crossover"]) else
-             "the median run never crossed over")
+    horizon = x.get("horizon")
+    median = median_text(x["crossover"], x.get("crossover interval")
+                         if isinstance(x.get("crossover interval"), tuple) else None,
+                         horizon if horizon is not None and np.isfinite(horizon) else None)
+    cross = (f"the stepwise path overtakes the direct one at a median step of {median}"
+             if np.isfinite(x["crossover"]) else
+             f"the median run had not crossed over: {median}" if horizon is not None
+             and np.isfinite(horizon) else
+             "the median run had not crossed over within its run (censored)")
     first = {YES: f"shows the first stage ({dip})", NO: f"shows no first stage ({dip})"}.get(
         stage, f"may or may not show a first stage (its check reads *{stage}*; {dip})")
     answer = both_stages(rows)
     said = (f"shows both stages: {dip} at its lowest, then {cross}" if answer == YES else
+            f"does not show both stages within its run: it {first}, and {cross}; a censored "
+            f"reading, not a finding that the second stage never comes"
+            if censored_no(rows) else
             f"does not show both stages: it {first}, and {cross}" if answer == NO else
             f"{first}; {cross}")
     out = (f"\n**{arm}**: on a base whose paths begin with tokens no other path writes and "
@@ -107,7 +137,7 @@ def r5_text(arm: str, rows: pd.DataFrame, record: dict[str, Any] | None = None) 
             f"{number(toy['dip step'])} ({STAGE_WORDS[toy_stage(toy['dip'])]} by the same "
             f"rule) and "
             + (f"a crossover at step {time_text(toy['crossover'])}."
-               if np.isfinite(toy["crossover"]) else "no crossover within its run."))
+               if np.isfinite(toy["crossover"]) else "no crossover within its run (censored)."))
 
 
 def _tally(against: dict[str, dict[bool, pd.DataFrame]], name: str, strict: bool) -> str:

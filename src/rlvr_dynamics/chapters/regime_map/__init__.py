@@ -107,15 +107,22 @@ STATISTICS = {SHRINKAGE: "depth: mid-curve Pass@k on the rare-path-only problems
 """The statistic each check of ``verdict_rows`` reads."""
 
 ROWS = ["claim", "regime", "algorithm", "check", "asks", "statistic", "estimate", "low", "high",
-        "margin", "outcome", "votes"]
+        "margin", "outcome", "votes", "per seed", "signs"]
+"""``verdict_rows``' columns; ``per seed``: the values over seeds a one-sample check reads (a
+tuple; None for a check of two samples or of none), ``signs``: how many lie above and below 0
+(issue 51: shown beside each interval)."""
 
 
 def _row(claim: str, regime: str, algorithm: str, check: str, interval: Sequence[float],
-         margin: float, outcome: str) -> dict:
-    """One check as ``verdict_rows`` holds it (``interval``: estimate, low, high); no check of
-    this chapter votes (the scenario chapter records the claims)."""
+         margin: float, outcome: str, values=None) -> dict:
+    """One check as ``verdict_rows`` holds it (``interval``: estimate, low, high; ``values``:
+    its per-seed values, or None); no check of this chapter votes (the scenario chapter
+    records the claims)."""
+    seeds = None if values is None else tuple(float(v) for v in values)
+    signs = None if seeds is None else (sum(v > 0 for v in seeds), sum(v < 0 for v in seeds))
     return dict(zip(ROWS, (claim, regime, algorithm, check, CHECKS[check], STATISTICS[check],
-                           *(float(x) for x in interval), margin, outcome, False)))
+                           *(float(x) for x in interval), margin, outcome, False, seeds,
+                           signs)))
 
 
 def _effect(e: stats.Effect) -> tuple[float, float, float]:
@@ -149,22 +156,26 @@ def verdict_rows(table: pd.DataFrame, entropy: pd.DataFrame,
 
     A regime whose base cannot show its boundary move (``informs``: regime -> (informs, why
     not), ``stages.informs``) reads ``stats.CANNOT_INFORM`` on the boundary's checks (the
-    stages and ``KEEPS``), its estimates kept. No row votes: this chapter records nothing."""
+    stages and ``KEEPS``), its estimates kept. Beside each interval, the per-seed values it
+    reads and how many lie above and below 0 (``ROWS``). No row votes: this chapter records
+    nothing."""
     rows = []
     for regime, g in table.groupby("regime", sort=False):
         ok, _ = informs[regime]
         for algo, h in g.groupby("algorithm", sort=False):
             shrink, grow, ordered = stage_effects(h)
-            for check, interval, outcome in (
-                    (SHRINKAGE, _negated(shrink), shrink.verdict),
-                    (EXPANSION, _effect(grow), grow.verdict),
-                    (BOTH, NO_INTERVAL, two_stages(shrink.verdict, grow.verdict, ordered))):
+            for check, interval, outcome, values in (
+                    (SHRINKAGE, _negated(shrink), shrink.verdict, h["depth"]),
+                    (EXPANSION, _effect(grow), grow.verdict, h["gain"]),
+                    (BOTH, NO_INTERVAL, two_stages(shrink.verdict, grow.verdict, ordered),
+                     None)):
                 rows.append(_row("lm_two_stages", regime, algo, check, interval, SHRINK_MARGIN,
-                                 outcome if ok else stats.CANNOT_INFORM))
+                                 outcome if ok else stats.CANNOT_INFORM, values))
         e = keeps_boundary(g)
         if e is not None:
             rows.append(_row("large_k", regime, "", KEEPS, _effect(e), SHRINK_MARGIN,
-                             e.verdict if ok else stats.CANNOT_INFORM))
+                             e.verdict if ok else stats.CANNOT_INFORM,
+                             g[g["algorithm"] == "GRPO-N"]["depth"]))
         e = entropy_above(entropy, regime)
         if e is not None:
             rows.append(_row("answer_entropy", regime, "", ENTROPY, _effect(e), ENTROPY_MARGIN,

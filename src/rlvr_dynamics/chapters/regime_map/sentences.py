@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics import stats
+from rlvr_dynamics import stats, survival
 from rlvr_dynamics.chapters.regime_map import (AGREE_FACTOR, ENTROPY_MARGIN, SHRINK_MARGIN,
                                                TOY_SAME, order_agreement)
 from rlvr_dynamics.regimes.crossover import DIRECTION, registrations
@@ -59,8 +59,8 @@ def contrast_text(contrasted: pd.DataFrame) -> str:
 def phase_caption(setting: str, D: Any, toy_seeds: int) -> str:
     """The caption of the LM's regime map beside the toy's prediction (``D``: the toy chapter's
     parameters)."""
-    return (f"Left: each seed's crossover step (dots; never crossed: above the line); right: "
-            f"the depth, mean and range over seeds. {setting}; dashed: the toy's registered "
+    return (f"Left: each seed's crossover step (dots; not crossed within its run, censored: above "
+            f"the line); right: the depth, mean and range over seeds. {setting}; dashed: the toy's registered "
             f"prediction from the same π0, rewards and G, the toy chapter's optimizer "
             f"({D.optimizer}, lr {D.lr:g}), {toy_seeds} seeds.")
 
@@ -68,7 +68,9 @@ def phase_caption(setting: str, D: Any, toy_seeds: int) -> str:
 def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
     """What the regime map shows, in four bullets (each cell's numbers are in the summary table
     above, the pairwise orders in ``shown.order_table``; ``table``: ``chapter.with_toy``'s
-    rows): where the rare path took over in the median run and where no seed crossed; where
+    rows): where the rare path took over in the median run (the Kaplan-Meier median, a run
+    that did not cross censored at its last probe, else at ``steps``) and where no seed
+    crossed within its run (censored); where
     Pass@k on the rare-path-only problems at the base's mid-curve k fell more than
     ``SHRINK_MARGIN`` points below the base on the way (mean over seeds, deepest first); where
     it ended above or below the base by that margin, and the stalls; and per algorithm, how
@@ -76,7 +78,9 @@ def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
     (``order_agreement``)."""
     cells = []
     for (regime, algo), g in table.groupby(["regime", "algorithm"], sort=False):
-        cells.append({"cell": f"{regime}, {algo}", "median": float(np.median(g["crossover"])),
+        last = g["last step"] if "last step" in g else np.full(len(g), float(steps))
+        cells.append({"cell": f"{regime}, {algo}",
+                      "median": survival.median(g["crossover"], last).estimate,
                       "crossed": int(np.isfinite(g["crossover"]).sum()), "seeds": len(g),
                       "depth": float(g["depth"].mean()) + 0.0,
                       "gain": float(g["gain"].mean()) + 0.0, "stalled": int(g["stalled"].sum())})
@@ -92,7 +96,8 @@ def findings_text(table: pd.DataFrame, steps: int, probe_every: int) -> str:
         f"- **Takeover.** The stepwise path overtook the direct one in the median run of "
         f"{len(took)} of {len(c)} cells within {steps} steps"
         + (f", first in {took['cell'].iloc[0]} (step {took['median'].iloc[0]:g})" if len(took)
-           else "") + f"; no seed crossed in {len(never)}: {_cells(never)}.",
+           else "") + f"; no seed crossed within its run (censored) in {len(never)}: "
+        f"{_cells(never)}.",
         f"- **A dip on the way.** {at_k} on the rare-path-only problems fell more than "
         f"{SHRINK_MARGIN:g} points below the base (mean over seeds) in {len(deep)} of {len(c)} "
         f"cells: " + _cells([f"{x['cell']} ({x['depth']:+.1f})" for _, x in deep.iterrows()])

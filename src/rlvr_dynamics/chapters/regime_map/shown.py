@@ -14,7 +14,8 @@ from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.regime_map import (AGREE_FACTOR, ENTROPY_MARGIN, KEEPS, EXPANSION,
                                                SAME_FACTOR, SHRINK_MARGIN, SHRINKAGE, TOY_SAME,
                                                order_agreement)
-from rlvr_dynamics.chapters.sentences import time_text, times_text
+from rlvr_dynamics.chapters.sentences import (dip_text, median_text, run_time_text, time_text,
+                                              times_text)
 from rlvr_dynamics.chapters.style import grouped, number, with_legend
 from rlvr_dynamics.regimes.crossover import registrations
 
@@ -95,8 +96,14 @@ SUMMARY_LEGEND = {
     "P(stepwise) at start": ("π0(a2)", "the base's P(stepwise), the toy's initial π(a2)"),
     "P(guess) at start": ("π0(a3)", "the base's P(guess)"),
     "crossed over (seeds)": ("crossed", "seeds whose stepwise path overtook the direct one"),
-    "step of crossover": ("steps", "each seed's step of crossover"),
-    "fall of P(stepwise)": ("fall", "P(stepwise)'s fall on the rare-only problems, relative"),
+    "step of crossover": ("steps", "each seed's step of crossover (> N: not within its N "
+                                   "steps, censored)"),
+    "median crossover": ("median", "Kaplan-Meier median over seeds with Brookmeyer and "
+                                   "Crowley's interval"),
+    "dip of P(stepwise)": ("dip", "P(stepwise) on the rare-only problems at its lowest, relative "
+                                  "to the start: the geometric mean over seeds with its interval "
+                                  "(censored: still at its lowest at the last probe)"),
+    "fell, rose (seeds)": ("fell, rose", "seeds whose P(stepwise) fell and rose there"),
     "depth (mean)": ("depth", "Pass@k at the lowest step minus the base's, points"),
     "gain (mean)": ("gain", "Pass@k at the end minus the base's, points"),
     "probe's standard error (points)": ("se", "the probe's own standard error, points"),
@@ -108,12 +115,22 @@ SUMMARY_LEGEND = {
 
 def summary_table(summary: pd.DataFrame):
     """``stages.summary`` for the page: the seeds crossed over as "crossed/seeds", the steps
-    of crossover listed, every number for people (``style.number``: floating-point residue as
+    of crossover listed ("> N" where a run did not cross by its last probe N, censored), the
+    Kaplan-Meier median with its interval, the dip of P(stepwise) on the log scale with its
+    interval and sign count, every number for people (``style.number``: floating-point residue as
     0, never as ∞), short column labels named in a legend (``SUMMARY_LEGEND``)."""
     out = summary.copy()
     out.insert(5, "crossed over (seeds)", [f"{e}/{n}" for e, n in zip(out.pop("crossed"),
                                                                       out.pop("seeds"))])
-    out["step of crossover"] = [", ".join(number(x) for x in t) for t in out["step of crossover"]]
+    out["step of crossover"] = [", ".join(run_time_text(x, last) for x, last in zip(t, lasts))
+                                for t, lasts in zip(out["step of crossover"],
+                                                    out.pop("last steps"))]
+    medians, dips = out.pop("median crossover"), out.pop("dip of P(stepwise)")
+    out.insert(7, "median crossover", [median_text(m.estimate, (m.low, m.high), m.horizon)
+                                       for m in medians])
+    out.insert(8, "dip of P(stepwise)", [dip_text(d.estimate, (d.low, d.high))
+                                         + (" (censored)" if d.censored else "") for d in dips])
+    out.insert(9, "fell, rose (seeds)", [f"{d.fell}, {d.rose}" for d in dips])
     floats = [SUMMARY_LEGEND.get(c, (c,))[0] for c in out.columns if out[c].dtype.kind == "f"]
     return with_legend(out, SUMMARY_LEGEND).format(number, subset=floats)
 
@@ -173,6 +190,15 @@ def _value(row) -> str:
     return f"{signed(row.estimate)} [{signed(row.low)}, {signed(row.high)}]"
 
 
+def _signs(row) -> str:
+    """A check's sign count over its seeds (``verdict_rows``' ``signs``): ``; seeds above 0:
+    2, below: 1`` ("" where it has none)."""
+    signs = getattr(row, "signs", None)
+    if not isinstance(signs, tuple):
+        return ""
+    return f"; seeds above 0: {signs[0]}, below: {signs[1]}"
+
+
 def verdict_cells(rows: pd.DataFrame, informs: dict[str, tuple[bool, str]] | None = None
                   ) -> pd.DataFrame:
     """``chapter.verdict_rows`` as a grid: a check to a row ("GRPO: shrinkage", "GRPO-N keeps
@@ -188,7 +214,7 @@ def verdict_cells(rows: pd.DataFrame, informs: dict[str, tuple[bool, str]] | Non
             cell = r.outcome
         else:
             name = NAMED.get(r.check)
-            cell = f"{r.outcome} ({name + ' ' if name else ''}{_value(r)})"
+            cell = f"{r.outcome} ({name + ' ' if name else ''}{_value(r)}{_signs(r)})"
         cells.setdefault(label, {})[r.regime] = cell
     regimes = list(dict.fromkeys(rows["regime"]))
     return pd.DataFrame.from_dict(cells, orient="index").reindex(columns=regimes).fillna("-")

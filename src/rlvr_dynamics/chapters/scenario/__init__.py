@@ -21,8 +21,8 @@ from pydantic import model_validator
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters import ChapterParams, require
 from rlvr_dynamics.regimes.grid import Grid
-from rlvr_dynamics.regimes.scenario import (FALL_MARGIN, MATCH_FACTOR, RISE_MARGIN,  # noqa: F401
-                                            large_k, matched, verdict)
+from rlvr_dynamics.regimes.scenario import (FALL_MARGIN, LARGE_K, MATCH_FACTOR,  # noqa: F401
+                                            RISE_MARGIN, large_k, matched, verdict)
 from rlvr_dynamics.regimes.stages import predicted_vs_measured
 
 
@@ -72,14 +72,34 @@ CHECKS = {"stage 1": f"P(stepwise) on the rare-path-only problems falls by more 
 """What each of the scenario's checks asks (``regimes.scenario.verdict``), as the verdict
 record states it."""
 ROWS = ["claim", "arm", "algorithm", "check", "asks", "statistic", "estimate", "low", "high",
-        "margin", "outcome", "votes"]
+        "margin", "outcome", "votes", "per seed", "signs"]
+"""``verdict_rows``' columns; ``per seed``: the values over seeds that a one-sample check reads
+(a tuple; None for a check of two samples or of none), ``signs``: how many of them lie above
+and below 0 (issue 51: shown beside each interval)."""
+
+
+def signs(values) -> tuple[int, int]:
+    """How many of ``values`` lie above 0 and how many below."""
+    x = np.asarray(values, dtype=float)
+    return int((x > 0).sum()), int((x < 0).sum())
 
 
 def _row(claim: str, arm: str, algorithm: str, check: str, asks: str, statistic: str,
-         effect: stats.Effect | None, margin: float, outcome: str, votes: bool) -> dict:
+         effect: stats.Effect | None, margin: float, outcome: str, votes: bool,
+         values=None) -> dict:
     e = effect or stats.Effect(np.nan, np.nan, np.nan, margin)
+    seeds = None if values is None else tuple(float(v) for v in values)
     return dict(zip(ROWS, (claim, arm, algorithm, check, asks, statistic, e.estimate, e.low,
-                           e.high, margin, outcome, votes)))
+                           e.high, margin, outcome, votes, seeds,
+                           None if seeds is None else signs(seeds))))
+
+
+LARGE_K_SEEDS = {
+    LARGE_K[0]: lambda runs: runs[runs["algorithm"] == "GRPO-N"]["gain"],
+    LARGE_K[1]: lambda runs: runs[runs["algorithm"] == "GRPO"]["gain"],
+    LARGE_K[2]: lambda runs: None}
+"""The per-seed values shown beside each ``large_k`` check: the gains of the algorithm it is
+about (GRPO-N's, GRPO's); none for the two-sample one."""
 
 
 def verdict_rows(table: pd.DataFrame, controls: dict[str, str],
@@ -87,7 +107,8 @@ def verdict_rows(table: pd.DataFrame, controls: dict[str, str],
                  same_start: dict[str, tuple[bool, str]]) -> pd.DataFrame:
     """Every check of the scenario's two claims, one row each: its claim, arm and algorithm,
     what it asks, the statistic with its estimate and interval over seeds, the margin, the
-    outcome, and whether it votes on the claim.
+    outcome, whether it votes on the claim, and beside the interval the values per seed with
+    how many lie above and below 0 (``ROWS``).
 
     * ``lm_two_stages``: per arm and algorithm the three checks of ``regimes.scenario.verdict``
       (the relative fall of P(stepwise) at its lowest; the same against the control's, which
@@ -108,20 +129,24 @@ def verdict_rows(table: pd.DataFrame, controls: dict[str, str],
             c = table[(table["regime"] == control) & (table["algorithm"] == algo)]
             v = verdict(g, c, ok, same)
             gain = stats.Effect(float(g["gain"].mean()), np.nan, np.nan, RISE_MARGIN)
-            for check, effect, statistic, margin in (
-                    ("stage 1", v["fall"], "relative fall of P(stepwise)", FALL_MARGIN),
+            for check, effect, statistic, margin, values in (
+                    ("stage 1", v["fall"], "relative fall of P(stepwise)", FALL_MARGIN,
+                     g["fall"]),
                     ("against the control", v["against control"],
-                     "fall in the arm minus the control's", FALL_MARGIN),
-                    ("stage 2", gain, "gain of mid-curve Pass@k, points", RISE_MARGIN)):
+                     "fall in the arm minus the control's", FALL_MARGIN, None),
+                    ("stage 2", gain, "gain of mid-curve Pass@k, points", RISE_MARGIN,
+                     g["gain"])):
                 rows.append(_row("lm_two_stages", arm, algo, check, CHECKS[check], statistic,
-                                 effect, margin, v["checks"][check], False))
+                                 effect, margin, v["checks"][check], False, values))
             rows.append(_row("lm_two_stages", arm, algo, BOTH, CHECKS[BOTH], "the checks above",
                              None, FALL_MARGIN, v["verdict"], algo == "GRPO"))
-        for name, e in large_k(table[table["regime"] == arm], ok).items():
+        mine = table[table["regime"] == arm]
+        for name, e in large_k(mine, ok).items():
             rows.append(_row("large_k", arm, "", name, name, "mid-curve Pass@k at the end on "
                              "the rare-path-only problems, points",
                              None if isinstance(e, str) else e, RISE_MARGIN,
-                             e if isinstance(e, str) else e.verdict, True))
+                             e if isinstance(e, str) else e.verdict, True,
+                             LARGE_K_SEEDS[name](mine)))
     return pd.DataFrame(rows, columns=ROWS)
 
 

@@ -10,8 +10,10 @@ import numpy as np
 import pandas as pd
 
 from rlvr_dynamics.chapters.scenario import BOTH, FALL_MARGIN
-from rlvr_dynamics.chapters.sentences import time_text
+from rlvr_dynamics.chapters.sentences import (censored_fall_text, dip_text, median_text,
+                                              signs_text, toy_time_text)
 from rlvr_dynamics.chapters.style import rounded
+from rlvr_dynamics.regimes.stages import crossover_median, dip_over_seeds
 from rlvr_dynamics.regimes.toy_mapping import OWN, toy_update
 
 
@@ -87,8 +89,11 @@ def interval(estimate: float, low: float, high: float, fmt: str = "{:.2f}") -> s
 def scenario_text(table: pd.DataFrame, rows: pd.DataFrame,
                   registered: dict[str, dict[str, Any]], controls: dict[str, str]) -> str:
     """The scenario in words, per arm and algorithm: the toy's registered dip under Adam and
-    SGD, the LM's fall with its interval (``rows``: ``verdict_rows``), the control's, the
-    crossover and the gain with its split, and the decision."""
+    SGD, the LM's fall with its interval (``rows``: ``verdict_rows``; the statistic the rule
+    reads), the control's, the dip on the log scale with its interval and sign count
+    (``stages.dip_over_seeds``; censored where still at its lowest at the last probe), the
+    crossovers with the Kaplan-Meier median and its interval (``stages.crossover_median``),
+    the gain with its split, and the decision."""
     out = []
     two = rows[rows["claim"] == "lm_two_stages"]
     for (arm, algo), v in two.groupby(["arm", "algorithm"], sort=False):
@@ -98,15 +103,26 @@ def scenario_text(table: pd.DataFrame, rows: pd.DataFrame,
         c = table[(table["regime"] == controls[arm]) & (table["algorithm"] == algo)]
         update = toy_update(algo)[0]
         toy = {opt: p[update] for opt, p in registered[arm]["predictions"].items() if opt != OWN}
+        steps = registered[arm].get("steps")
         predicted = ", ".join(f"{rounded('{:.0f}', 100 * -p['toy dip'])} % under {opt} (crossover "
-                              f"{time_text(p['toy expansion'])})" for opt, p in toy.items())
+                              f"{toy_time_text(p['toy expansion'], steps)})"
+                              for opt, p in toy.items())
         crossed = int(np.isfinite(g["crossover"]).sum())
+        d, m = dip_over_seeds(g), crossover_median(g)
+        log_scale = (f"on the log scale, P(stepwise) at its lowest changed by "
+                     f"{dip_text(d.estimate, (d.low, d.high))} (the geometric mean over seeds; "
+                     f"{signs_text(d.fell, d.rose, d.seeds)}"
+                     + (f"; {censored_fall_text(d.step)}" if d.censored else "") + ")")
+        median = (f"median {median_text(m.estimate, (m.low, m.high), m.horizon)}"
+                  if not m.censored else
+                  f"the median {median_text(m.estimate, (m.low, m.high), m.horizon)}")
         out.append(
             f"*{arm}*, {algo}: the toy predicted a fall of π(a2) by {predicted}; the LM's "
             f"P(stepwise) on the rare-path-only problems fell by "
-            f"{interval(fall.estimate, fall.low, fall.high)} (relative; a negative fall is a "
-            f"rise; the control: {c['fall'].mean():.2f}), "
-            f"crossed over in {crossed} of {len(g)} seeds, and mid-curve Pass@"
+            f"{interval(fall.estimate, fall.low, fall.high)} (relative, the mean of the "
+            f"per-seed falls that the rule reads; a negative fall is a rise; the control: "
+            f"{c['fall'].mean():.2f}); {log_scale}; it "
+            f"crossed over in {crossed} of {len(g)} seeds ({median}), and mid-curve Pass@"
             f"{int(g['k'].iloc[0])} gained {g['gain'].mean():+.1f} points (path choice "
             f"{g['path choice'].mean():+.1f}, reliability {g['reliability'].mean():+.1f}, the "
             f"rest {g['rest'].mean():+.1f}): **{decided}**.")

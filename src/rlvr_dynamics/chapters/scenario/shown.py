@@ -11,8 +11,10 @@ import pandas as pd
 
 from rlvr_dynamics import stats
 from rlvr_dynamics.chapters.scenario import FALL_MARGIN, MATCH_FACTOR, RISE_MARGIN
-from rlvr_dynamics.chapters.sentences import time_text
-from rlvr_dynamics.chapters.style import grouped, rounded, with_legend
+from rlvr_dynamics.chapters.sentences import (dip_text, median_text, run_time_text, seeds_text,
+                                              signs_text, time_text, toy_time_text)
+from rlvr_dynamics.chapters.style import grouped, number, rounded, with_legend
+from rlvr_dynamics.regimes.stages import crossover_median, dip_over_seeds
 from rlvr_dynamics.regimes.toy_mapping import OWN, toy_update
 
 
@@ -24,9 +26,16 @@ def _mean_range(x: pd.Series, fmt: str) -> str:
 SCENARIO_LEGEND = {
     "k (mid-curve)": ("k", "where the arm's base sits mid-curve"),
     "change of P(stepwise)": ("ΔP(stepwise)", "on the rare-only problems at the step the other "
-                                              "seeds find lowest, relative (mean, range)"),
-    "read at step": ("at step", "that step, per seed"),
-    "crossover": ("crossover", "per seed"),
+                                              "seeds find lowest, relative: the geometric mean "
+                                              "over seeds minus 1 with its interval (the log "
+                                              "ratios' Student-t interval turned back), and how "
+                                              "many seeds fell and rose"),
+    "per seed": ("per seed", "each seed's change there"),
+    "read at step": ("at step", "that step, per seed (censored: the fall was still at its "
+                                "lowest at the last probe)"),
+    "crossover": ("crossover", "per seed (> N: not within its N steps, censored)"),
+    "median crossover": ("median", "Kaplan-Meier median over seeds with Brookmeyer and "
+                                   "Crowley's interval"),
     "last step": ("last step", "per seed (a run ends 20 steps after its crossover)"),
     "Pass@k start": ("start", "Pass@k at the mid-curve k on the rare-only problems, the base"),
     "Pass@k end": ("end", "the same at the end (mean, range)"),
@@ -49,10 +58,16 @@ def scenario_tables(table: pd.DataFrame, controls: dict[str, str]) -> tuple:
     rows = []
     for (regime, algo), g in table[table["regime"].isin(names)].groupby(
             ["regime", "algorithm"], sort=False):
+        d, m = dip_over_seeds(g), crossover_median(g)
         rows.append({"regime": regime, "algorithm": algo, "k (mid-curve)": int(g["k"].iloc[0]),
-                     "change of P(stepwise)": _mean_range(-100 * g["fall"], "{:+.0f} %"),
-                     "read at step": ", ".join(time_text(t) for t in g["fall step"]),
-                     "crossover": ", ".join(time_text(t) for t in g["crossover"]),
+                     "change of P(stepwise)": f"{dip_text(d.estimate, (d.low, d.high))}; "
+                                              f"{signs_text(d.fell, d.rose, d.seeds)}",
+                     "per seed": seeds_text(d.values),
+                     "read at step": ", ".join(number(t) for t in d.steps)
+                     + (" (censored)" if d.censored else ""),
+                     "crossover": ", ".join(run_time_text(t, last) for t, last in
+                                            zip(g["crossover"], g["last step"])),
+                     "median crossover": median_text(m.estimate, (m.low, m.high), m.horizon),
                      "last step": ", ".join(time_text(t) for t in g["last step"]),
                      "Pass@k start": f"{g['start'].mean():.1f}",
                      "Pass@k end": _mean_range(g["end"], "{:.1f}"),
@@ -61,7 +76,8 @@ def scenario_tables(table: pd.DataFrame, controls: dict[str, str]) -> tuple:
                      "from reliability": f"{g['reliability'].mean():+.1f}",
                      "from the rest": f"{g['rest'].mean():+.1f}"})
     out = pd.DataFrame(rows).set_index(["regime", "algorithm"])
-    first = ["k (mid-curve)", "change of P(stepwise)", "read at step", "crossover", "last step"]
+    first = ["k (mid-curve)", "change of P(stepwise)", "per seed", "read at step", "crossover",
+             "median crossover", "last step"]
     return tuple(with_legend(part, {c: SCENARIO_LEGEND[c] for c in part.columns})
                  for part in (out[first], out.drop(columns=first)))
 
@@ -81,31 +97,50 @@ def against_prediction(table: pd.DataFrame, registered: dict[str, dict[str, Any]
             ["regime", "algorithm"], sort=False):
         update = toy_update(algo)[0]
         lm_dip = float(g["fall"].mean()) > FALL_MARGIN
+        d, m = dip_over_seeds(g), crossover_median(g)
         row = {"regime": regime, "algorithm": algo,
-               "LM: change of P(stepwise)": rounded("{:+.0f} %", -100 * g['fall'].mean()),
-               "LM: crossover (median)": time_text(float(np.median(g["crossover"])))}
+               "LM: change of P(stepwise)": dip_text(d.estimate, (d.low, d.high)),
+               "LM: fell, rose": f"{d.fell}, {d.rose} of {d.seeds}",
+               "LM: crossover (median)": median_text(m.estimate, (m.low, m.high), m.horizon)}
         for opt, by_label in registered[regime]["predictions"].items():
             if opt == OWN:
                 continue
             p = by_label[update]
             toy_dip = -p["toy dip"] > FALL_MARGIN
             row[f"{opt}: change of π(a2)"] = rounded("{:+.0f} %", 100 * p['toy dip'])
-            row[f"{opt}: crossover"] = time_text(p["toy expansion"])
+            row[f"{opt}: crossover"] = toy_time_text(p["toy expansion"],
+                                                     registered[regime].get("steps"))
             row[f"{opt}: dip as the LM's"] = "yes" if toy_dip == lm_dip else "no"
         rows.append(row)
     return grouped(pd.DataFrame(rows).set_index(["regime", "algorithm"]))
 
 
 
+SIGN_WORDS = {"stage 1": ("fell", "rose"), "stage 2": ("gained", "lost"),
+              "GRPO-N holds the base": ("GRPO-N gained", "lost"),
+              "the base holds GRPO": ("GRPO gained", "lost")}
+"""How each check's sign count (``verdict_rows``' ``signs``) reads: above 0, below 0."""
+
+
+def _signs(row: Any) -> str:
+    """A check's sign count in words ("" where it has none): ``; 3 of 3 seeds fell, 0 rose``."""
+    if row["signs"] is None or not isinstance(row["signs"], tuple):
+        return ""
+    up, down = SIGN_WORDS.get(row["check"], ("above 0", "below"))
+    return f"; {up} in {row['signs'][0]} of {len(row['per seed'])} seeds, {down} in " \
+           f"{row['signs'][1]}"
+
+
 def _cell(row: Any) -> str:
-    """One check's outcome with its estimate and interval (none where it has none), and
-    "(votes)" where it decides the claim."""
-    said = row.outcome + (" (votes)" if row.votes else "")
-    if np.isnan(row.estimate):
+    """One check's outcome with its estimate and interval (none where it has none), the sign
+    count of its seeds where it has one, and "(votes)" where it decides the claim."""
+    said = row["outcome"] + (" (votes)" if row["votes"] else "")
+    if np.isnan(row["estimate"]):
         return said
-    if np.isnan(row.low):
-        return f"{said}: {row.estimate + 0.0:+.2f}"
-    return f"{said}: {row.estimate + 0.0:+.2f} [{row.low + 0.0:+.2f}, {row.high + 0.0:+.2f}]"
+    estimate, low, high = (row[c] + 0.0 for c in ("estimate", "low", "high"))
+    if np.isnan(low):
+        return f"{said}: {estimate:+.2f}{_signs(row)}"
+    return f"{said}: {estimate:+.2f} [{low:+.2f}, {high:+.2f}]{_signs(row)}"
 
 
 def verdict_table(rows: pd.DataFrame, claim: str):
@@ -115,7 +150,8 @@ def verdict_table(rows: pd.DataFrame, claim: str):
     statistic it reads and its margin."""
     part = rows[rows["claim"] == claim]
     cells = pd.DataFrame({"arm": part["arm"], "algorithm": part["algorithm"].replace("", "-"),
-                          "check": part["check"], "cell": [_cell(r) for r in part.itertuples()]})
+                          "check": part["check"],
+                          "cell": [_cell(r) for _, r in part.iterrows()]})
     table = cells.pivot(index=["arm", "algorithm"], columns="check", values="cell")
     table = table[list(dict.fromkeys(part["check"]))]
     table.columns.name = None
