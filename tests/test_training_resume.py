@@ -76,3 +76,6 @@ def test_killed_run_resumes_to_the_same_end(tmp_path, monkeypatch):
     for name in a:
         assert torch.equal(a[name], b[name]), name
     assert len(load_dynamics(whole)) == cfg.steps + 1
+    from rlvr_dynamics.rl.registration import started
+    from rlvr_dynamics.store import checkout_commit
+    assert started(out)["commit"] == checkout_commit()   # the commit it began from, kept

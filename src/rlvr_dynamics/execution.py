@@ -16,7 +16,6 @@ import json
 import logging
 import os
 import pprint
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 from rlvr_dynamics import REPO, progress
 from rlvr_dynamics.chapters import CAPTION
 from rlvr_dynamics.profiles import dependencies, module, params_class
-from rlvr_dynamics.store import digest, scoped_fingerprint
+from rlvr_dynamics.store import checkout_commit, digest, scoped_fingerprint
 
 log = logging.getLogger(__name__)
 
@@ -276,11 +275,7 @@ STAMP = "rlvr_dynamics"
 
 def commit() -> str:
     """The checkout's short commit, with "+changes" where tracked files differ from it."""
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-                          capture_output=True, text=True).stdout.strip() or "unknown"
-    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
-                            "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
-    return head + ("+changes" if dirty else "")
+    return checkout_commit(short=True)
 
 
 def stamp(profile: str, notebook: str) -> dict[str, str]:

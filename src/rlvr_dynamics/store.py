@@ -54,6 +54,7 @@ import json
 import logging
 import os
 import shutil
+import subprocess
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -196,6 +197,17 @@ def task_modules(*objects: Any) -> tuple[str, ...]:
     for x in objects:
         walk(x)
     return tuple(sorted(found))
+
+
+def checkout_commit(short: bool = False) -> str:
+    """The commit of this checkout (``REPO``), with "+changes" where tracked files differ from
+    it; "unknown" outside git. A run records it when it begins (``rl.runs.train``), so that a
+    registration can be shown to have been committed before it."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", *(["--short"] if short else []),
+                           "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
+    dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
+                            "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+    return head + ("+changes" if dirty else "")
 
 
 def reuse_stale() -> bool:

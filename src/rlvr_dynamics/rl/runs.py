@@ -30,7 +30,8 @@ from transformers.trainer_callback import ProgressCallback
 from rlvr_dynamics import registry
 from rlvr_dynamics.parallel import pool_map
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
-from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
+from rlvr_dynamics.store import (Entry, checkout_commit, config_key, read_json, results_dir,
+                                 write_json)
 from rlvr_dynamics.rl import algorithms
 from rlvr_dynamics.rl.attribution import Attribution
 from rlvr_dynamics.rl.config import STARTED, TrainConfig, check_sizes, world_size
@@ -71,7 +72,8 @@ def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
         e.begin(fresh=recompute)
         if not (out / STARTED).is_file():  # kept on resume: when the run first began
             write_json(out / STARTED, {"time": datetime.now(timezone.utc).isoformat(
-                timespec="seconds"), "registration": cfg.registration})
+                timespec="seconds"), "registration": cfg.registration,
+                "commit": checkout_commit()})
     trainer = build_trainer(cfg, out, profile)
     if trainer.accelerator.is_main_process:
         write_json(out / "config.json", cfg.as_dict())
