@@ -17,7 +17,7 @@ NB ?=
 PARAMS ?=
 BENCH ?=
 
-.PHONY: reproduce test book publish release lab bench clean install
+.PHONY: reproduce test book publish release part lab bench clean install
 
 install: $(STAMP) $(MATHJAX)
 
@@ -57,6 +57,13 @@ publish: install
 ##   make release PROFILE=paper PART=1   (release what finished so far, naming the rest)
 release: install
 	$(PY) -m rlvr_dynamics.run release --profile $(PROFILE) $(if $(PART),--part)
+
+## part: one part of PROFILE's results release, for a profile longer than one sitting: its
+##   start recorded in release/PROFILE/ledger.json (commit it), the build from what earlier
+##   parts released, no training run begun after HOURS, then what finished released.
+##   make part PROFILE=cpu-smollm2 HOURS=2.5
+part: install
+	$(PY) -m rlvr_dynamics.run --profile $(PROFILE) --part $(if $(HOURS),--hours $(HOURS))
 
 ## test: the test suite, including every notebook executed under the smoke profile.
 test: install

@@ -359,3 +359,26 @@ def test_a_smoke_release_publishes_from_a_fresh_copy(smoke_book, smoke_results, 
     assert list(drawn.metadata[execution.STAMP][publish.RELEASED]["older"]) == [
         stale.relative_to(fresh / PROFILE).as_posix()]
     assert "made by older code" in publish.provenance_md(drawn, "current")
+
+
+def test_the_ledger_records_every_part_started_and_closes_those_released(roots, repo):
+    """A part started is on record before it computes anything; ``add`` closes it with its end
+    and its number in the manifest; a part cut off stays open; the ledger is not a released
+    file, so the release still verifies."""
+    results, out = roots
+    first = release.start_part(PROFILE, repo=repo)
+    assert first["started"] == 1 and first["end"] is None and first["machine"]["cpu"]
+    finished("training/grpo-seed0", run_files())
+    part = release.add(PROFILE, part=True, repo=repo)
+    assert part["started_as"] == 1
+    release.start_part(PROFILE, repo=repo)                   # cut off: never released
+    release.start_part(PROFILE, repo=repo)
+    finished("training/grpo-seed1", run_files())
+    assert release.add(PROFILE, part=True, repo=repo)["started_as"] == 3
+    rows = release.ledger_of(PROFILE)
+    assert [(r["started"], r["released_as"]) for r in rows] == [(1, 1), (2, None), (3, 2)]
+    assert rows[1]["end"] is None and rows[2]["end"] >= rows[2]["start"]
+    release.verify(PROFILE)
+    (repo / "src" / "code.py").write_text("x = 3\n")
+    with pytest.raises(release.ReleaseError, match="uncommitted changes under src/"):
+        release.start_part(PROFILE, repo=repo)

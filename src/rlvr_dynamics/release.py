@@ -48,6 +48,10 @@ from rlvr_dynamics.store import (CLAIMED, CODE, DONE, WITHHELD, Damaged, module_
                                  stale_reused, write_json)
 
 MANIFEST = "manifest.json"
+LEDGER = "ledger.json"
+"""Every part started (``start_part``), with its commit, machine and start; a part that
+released its results also has its end and the manifest's part number (``add``), one cut off
+has neither. Not in the manifest: it records what was begun, not what was kept."""
 FORMAT = 1
 
 WITHHELD_SUFFIXES = (*WEIGHTS, ".pth", ".ckpt")
@@ -253,7 +257,7 @@ def verify(profile: str, root: Path | None = None) -> None:
                                "its manifest's)")
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         name = path.relative_to(folder).as_posix()
-        if name != MANIFEST and name not in m["files"]:
+        if name not in (MANIFEST, LEDGER) and name not in m["files"]:
             raise ReleaseError(f"release/{profile}/{name} is not in its manifest")
     for rel, e in sorted(m["entries"].items()):
         if f"{rel}/{DONE}" not in m["files"]:
@@ -299,6 +303,26 @@ def _budget(profile: str, files: dict[str, dict], root: Path) -> None:
 def _copy(source: Path, target: Path) -> None:
     with open(source, "rb") as src:
         atomic_write(target, lambda f: shutil.copyfileobj(src, f), "wb")
+
+
+def ledger_of(profile: str, root: Path | None = None) -> list[dict[str, Any]]:
+    """``release/<profile>/ledger.json``: the parts started, [] where none was."""
+    path = (root or release_root()) / profile / LEDGER
+    return json.loads(path.read_text()) if path.is_file() else []
+
+
+def start_part(profile: str, repo: Path = REPO, root: Path | None = None) -> dict[str, Any]:
+    """Record in the ledger that a part of ``profile`` starts now, here, from ``repo``'s
+    commit (refused with uncommitted changes under ``src/``: its results could be released
+    by no commit); ``add`` closes it. Commit the ledger then, so that a part cut off is
+    still on record."""
+    root = root or release_root()
+    rows = ledger_of(profile, root)
+    row = {"started": len(rows) + 1, "commit": committed(repo),
+           "start": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+           "machine": machine(), "end": None, "released_as": None}
+    write_json(root / profile / LEDGER, rows + [row])
+    return row
 
 
 def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REPO,
@@ -370,6 +394,11 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                   "machine": machine(), "modules": module_hashes(),
                   "parameters": parameters, "entries": sorted(new),
                   "left_for_later": unfinished, "not_results": loose}
+        rows = ledger_of(profile, root)
+        if rows and rows[-1]["end"] is None and rows[-1]["commit"] == head:
+            rows[-1] |= {"end": now.isoformat(timespec="seconds"), "released_as": n}
+            record["started_as"] = rows[-1]["started"]
+            write_json(root / profile / LEDGER, rows)
         write_json(root / profile / MANIFEST, {
             **m, "format": FORMAT, "withheld": {"suffixes": list(WITHHELD_SUFFIXES),
                                                 "folders": list(WITHHELD_FOLDERS)},

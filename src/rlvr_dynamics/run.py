@@ -10,6 +10,7 @@ profile's chapters and its book, the one published book across profiles, one tra
     python -m rlvr_dynamics.run train --profile paper --algorithm grpo_n --seed 1   # one run
     python -m rlvr_dynamics.run train --profile paper --config <launch file>        # any run
     python -m rlvr_dynamics.run release --profile cpu   # the finished results into release/
+    python -m rlvr_dynamics.run --profile cpu-smollm2 --part --hours 2.5   # one part of a release
 
 Every selected notebook's parameters are resolved and validated before the first one runs
 (``profiles.plan``), and each chapter is handed those of the chapters it reads. A build holds
@@ -25,6 +26,7 @@ import logging
 import os
 import sys
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from rlvr_dynamics import lock, release
@@ -105,6 +107,13 @@ def main(argv: list[str] | None = None) -> int:
                          "every profile has executed, recomputing nothing")
     ap.add_argument("--no-wait", action="store_true",
                     help="exit, naming the holder, where another process builds the profile")
+    ap.add_argument("--part", action="store_true",
+                    help="run the profile as one part of its results release: the part's start "
+                         "recorded in release/<profile>/ledger.json, then the build, then what "
+                         "finished released (make part)")
+    ap.add_argument("--hours", type=float, default=None,
+                    help="with --part: begin no training run after this many hours (the run "
+                         "in progress finishes), so that the part fits its sitting")
     ap.add_argument("--reuse-stale", action="store_true",
                     help="keep finished results that older code computed (listed in the run "
                          "report) instead of recomputing them")
@@ -134,13 +143,47 @@ def main(argv: list[str] | None = None) -> int:
     except ParameterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.hours is not None and not (args.part and args.hours > 0):
+        print("error: --hours needs --part and a positive number of hours", file=sys.stderr)
+        return 2
     try:
         with lock.held(args.profile, wait=not args.no_wait):
+            if args.part:
+                return part(args.profile, selected, resolved, args.hours)
             build(args.profile, selected, resolved, book=not args.no_book)
     except lock.Busy as e:
         print(f"error: {e}", file=sys.stderr)
         return lock.EXIT_BUSY
+    except release.ReleaseError as e:  # a part from uncommitted code, or a release refused
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     return 0
+
+
+def part(profile: str, selected: list[str], resolved: dict, hours: float | None) -> int:
+    """One part of ``profile``'s results release (``make part``): its start recorded in the
+    ledger (``release.start_part``), the build, stopped from beginning a training run after
+    ``hours`` (``store.PartOver``; the runs in progress finish), then whatever finished
+    released (``release.add`` with ``part``), also when the build stopped early or failed.
+    Returns 0 when the build finished, 3 when it stopped with work left for another part."""
+    row = release.start_part(profile)
+    log.info("part %d of %s begun at %s (commit %s)", row["started"], profile, row["start"],
+             row["commit"][:12])
+    if hours is not None:
+        stop = datetime.now(timezone.utc) + timedelta(hours=hours)
+        os.environ["RLVR_STOP_AFTER"] = stop.isoformat(timespec="seconds")
+        log.info("no training run begins after %s UTC", stop.isoformat(timespec="minutes"))
+    status = 0
+    try:
+        build(profile, selected, resolved, book=True)
+    except Exception as e:  # a run not begun (PartOver, through papermill) or a failure
+        log.warning("the build stopped: %s", str(e).strip().splitlines()[-1][:300])
+        status = 3
+    finally:
+        released = release.add(profile, part=True, wait=False)
+        log.info("released: %s", "nothing new" if released is None else
+                 f"part {released['part']}, {len(released['entries'])} results")
+    return status
 
 
 def build(profile: str, selected: list[str], resolved: dict, book: bool) -> None:

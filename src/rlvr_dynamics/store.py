@@ -86,6 +86,19 @@ class NotStored(RuntimeError):
     """A result that ``RLVR_READ_ONLY`` forbids computing (publishing from the release)."""
 
 
+class PartOver(RuntimeError):
+    """A training run not begun because the part's time ran out (``RLVR_STOP_AFTER``)."""
+
+
+def past_deadline() -> str | None:
+    """The time (UTC, ISO) after which a part begins no new training run
+    (``RLVR_STOP_AFTER``, set by ``run --part --hours``), where it has passed; else None."""
+    after = os.environ.get("RLVR_STOP_AFTER")
+    if after and datetime.now(timezone.utc) >= datetime.fromisoformat(after):
+        return after
+    return None
+
+
 def read_only() -> bool:
     """Whether results of the library may only be read (``RLVR_READ_ONLY=1``): a chapter's
     own records (``rlvr_dynamics.chapters.*``) are still written."""

@@ -30,8 +30,8 @@ from transformers.trainer_callback import ProgressCallback
 from rlvr_dynamics import registry
 from rlvr_dynamics.parallel import pool_map
 from rlvr_dynamics.pretrain import PretrainConfig, base_model
-from rlvr_dynamics.store import (Entry, checkout_commit, config_key, read_json, results_dir,
-                                 write_json)
+from rlvr_dynamics.store import (Entry, PartOver, checkout_commit, config_key, past_deadline,
+                                 read_json, results_dir, write_json)
 from rlvr_dynamics.rl import algorithms
 from rlvr_dynamics.rl.attribution import Attribution
 from rlvr_dynamics.rl.config import STARTED, TrainConfig, check_sizes, world_size
@@ -68,6 +68,9 @@ def train(cfg: TrainConfig, profile: str, *, recompute: bool = False) -> Path:
     if e.done and not recompute:
         log.info("%s seed %d: found finished run %s", cfg.label, cfg.seed, out.name)
         return out
+    if (after := past_deadline()) is not None:
+        raise PartOver(f"{cfg.label} seed {cfg.seed} ({out.name}) not begun: this part begins "
+                       f"no run after {after}")
     if int(os.environ.get("RANK", "0")) == 0:  # one process prepares the folder
         e.begin(fresh=recompute)
         if not (out / STARTED).is_file():  # kept on resume: when the run first began
