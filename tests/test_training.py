@@ -52,6 +52,24 @@ def tiny(tmp_path_factory) -> str:
     return str(path)
 
 
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory) -> str:
+    """An untrained tiny Llama (SmolLM2's architecture: grouped keys and values, tied
+    embeddings) with the sums tokenizer, saved."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    path = tmp_path_factory.mktemp("tiny_llama")
+    tok = char_tokenizer(ALPHABET)
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
+        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id)).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
 @dataclass(frozen=True)
 class SomeHopeless(Parity):
     """``Parity`` with every fourth prompt unsolvable: its groups are all wrong."""
@@ -295,17 +313,18 @@ def test_the_passes_without_padding_are_trls_up_to_rounding(tiny, tmp_path, batc
     assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-5)
 
 
-@pytest.mark.parametrize("batch_size,shared_prompt", [(None, False), (3, False), (3, True)])
+@pytest.mark.parametrize("batch_size,passes", [(None, None), (3, None), (3, "shared_prompt"),
+                                               (3, "packed")])
 def test_the_first_token_passes_are_trls_first_column(tiny, tmp_path, monkeypatch, batch_size,
-                                                     shared_prompt):
+                                                     passes):
     """Under ``first_only`` the passes, cut after the first completion token, give TRL's
     log-prob, entropy and gradient at that token (zeros after it), whichever pass they go
     through; a cut that leaves out the first completion token's own column (the planted bug:
     the last prompt token scored instead) is caught."""
-    trainer, _ = generation(config(tiny, shared_prompt=shared_prompt), tmp_path)
+    trainer, _ = generation(config(tiny, **({passes: True} if passes else {})), tmp_path)
     monkeypatch.setattr(trainer.args, "first_only", True)
     ids, mask, keep = padded_batch(trainer, LENGTHS)
-    if shared_prompt:
+    if passes:
         ids, mask, keep = grouped_batch(trainer, [9, 5, 7], [[2, 11, 1], [4, 4, 12], [3, 1, 6]])
     first = mask[:, -keep:].bool() & (torch.arange(keep) == 0)
     theirs = same_passes(trainer, type(trainer)._get_per_token_logps_and_entropies,
@@ -360,6 +379,49 @@ def test_the_shared_prompt_passes_are_trls_up_to_rounding(tiny, tmp_path, monkey
     with torch.no_grad():
         bad = type(trainer).shared_prompt_passes(trainer, trainer.model, ids, mask, keep,
                                                  batch_size)[0]
+    assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-3)
+
+
+@pytest.mark.parametrize("model,batch_size,lora_rank,attention", [
+    ("qwen2", None, 0, "sdpa"), ("qwen2", 4, 0, "sdpa"), ("qwen2", None, 4, "sdpa"),
+    ("qwen2", 4, 0, "eager"), ("llama", 4, 4, "sdpa")])
+def test_the_packed_passes_are_trls_up_to_rounding(tiny, tiny_llama, tmp_path, monkeypatch,
+                                                   model, batch_size, lora_rank, attention):
+    """``packed_passes`` (a row per distinct prompt of a chunk: the prompt once, then each
+    completion attending to the prompt and to itself) gives TRL's per-token log-probs,
+    entropies and gradients on every completion token, in the batch's order, zeros on the
+    padding and on a completion masked out whole, in one chunk, in chunks that split groups,
+    through LoRA, under eager attention's additive mask and on a Llama (SmolLM2's
+    architecture); the packed rows hold each distinct prompt once and each completion's own
+    tokens, nothing else; a mask that lets a group's completions see each other (the planted
+    bug) is caught."""
+    from rlvr_dynamics.rl import packing
+
+    path = tiny if model == "qwen2" else tiny_llama
+    trainer, _ = generation(config(path, packed=True, lora_rank=lora_rank), tmp_path)
+    if attention != "sdpa":
+        trainer.model.set_attn_implementation(attention)
+    assert trainer.model.config._attn_implementation == attention
+    prompts, completions = [9, 5, 7], [[2, 11, 1], [4, 0, 12], [3, 1, 6]]
+    ids, mask, keep = grouped_batch(trainer, prompts, completions)
+    completion = mask[:, -keep:].bool()
+    theirs = same_passes(trainer, type(trainer).packed_passes, (ids, mask, keep, batch_size))
+    assert trainer.args.packed  # the trainer's own passes take this path
+    packed = packing.pack(ids, mask, keep, trainer.processing_class.pad_token_id)
+    assert sorted(packed.prompt_mask.sum(1).tolist()) == sorted(p - 1 for p in prompts)
+    assert packed.input_ids.shape[1] == int(completion.sum())
+
+    allowed = packing.allowed
+
+    def sees_its_group(packed):  # the planted bug: a completion sees the group's earlier ones
+        ok = allowed(packed)
+        S, g = packed.input_ids.shape[1], packed.group[0]
+        ok[:, -S:] |= torch.ones(S, S, dtype=torch.bool).tril() & (g[:, None] == g)
+        return ok
+
+    monkeypatch.setattr(packing, "allowed", sees_its_group)
+    with torch.no_grad():
+        bad = type(trainer).packed_passes(trainer, trainer.model, ids, mask, keep, batch_size)[0]
     assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-3)
 
 

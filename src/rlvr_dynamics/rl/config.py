@@ -71,6 +71,7 @@ class Settings(BaseModel):
     gradient_checkpointing: bool = False
     lora_rank: Int(0) = 0
     shared_prompt: bool = False  # each distinct prompt scored once (trainer.GRPONConfig)
+    packed: bool = False  # each group's completions packed after its prompt (trainer.GRPONConfig)
 
     @model_validator(mode="after")
     def _fit_together(self):

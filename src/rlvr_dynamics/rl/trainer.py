@@ -21,6 +21,7 @@ from transformers import DynamicCache
 from trl import GRPOConfig, GRPOTrainer
 from trl.models import unwrap_model_for_generation
 
+from rlvr_dynamics.rl import packing
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 
 
@@ -59,6 +60,14 @@ class GRPONConfig(GRPOConfig):
                           "values to the rows of its completions: the same log-probabilities "
                           "up to rounding, several times cheaper where prompts are long "
                           "(SmolLM2's system message and worked example)."})
+
+    packed: bool = field(
+        default=False,
+        metadata={"help": "pack the passes over prompt and completion (old policy, reference, "
+                          "loss): each distinct prompt of a chunk once, followed by its "
+                          "completions, each attending to the prompt and to itself alone "
+                          "(``rl.packing``): the same log-probabilities up to rounding, "
+                          "computing neither a repeated prompt nor a group's padding."})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -171,6 +180,9 @@ class GRPONTrainer(GRPOTrainer):
         if self.args.first_only and logits_to_keep > 1:
             return self.first_token_passes(model, input_ids, attention_mask, logits_to_keep,
                                            batch_size, **kwargs)
+        if self.args.packed:
+            return self.packed_passes(model, input_ids, attention_mask, logits_to_keep,
+                                      batch_size, **kwargs)
         if self.args.shared_prompt:
             return self.shared_prompt_passes(model, input_ids, attention_mask, logits_to_keep,
                                              batch_size, **kwargs)
@@ -251,6 +263,60 @@ class GRPONTrainer(GRPOTrainer):
             logps.append(F.pad(out.log_probs, (0, width - hi)))
             if compute_entropy:
                 entropies.append(F.pad(out.entropy, (0, width - hi)))
+        back = torch.argsort(order)
+        return (torch.cat(logps)[back], torch.cat(entropies)[back] if compute_entropy else None,
+                None)
+
+    def packed_passes(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                      compute_entropy=False, compute_aux_loss=False, **multimodal):
+        """``_get_per_token_logps_and_entropies`` with the rows packed (``args.packed``): taken
+        ``batch_size`` at a time grouped by prompt, each chunk packed (``packing.pack``): its
+        distinct prompts go through the model once, a row each, their keys and values
+        (``DynamicCache``) laid end to end as one row (``packing.one_row``); then its
+        completions, one after the other in one row, run on them under the mask that lets each
+        see its own prompt and itself alone (``packing.allowed``), scored by TRL's fused head
+        as TRL scores them (pre-shifted labels: every position one scored token); gradients
+        flow back through the cache into the prompts' pass. The results come back in the
+        batch's order (``packing.unpack``), zeros on the padding. Equal to TRL's up to
+        rounding (``tests/test_training.py``); a group of G completions costs its prompt
+        once and its completions' own tokens. A chunk without a completion token goes to
+        TRL's pass (a differentiable zero). Text only: ``multimodal`` holds TRL's image
+        inputs, all None."""
+        if compute_aux_loss:
+            raise ValueError("packed: the MoE auxiliary loss is not supported")
+        n, width = input_ids.shape
+        prompt = torch.cat([input_ids[:, :width - logits_to_keep],
+                            attention_mask[:, :width - logits_to_keep]], dim=1)
+        _, inverse = torch.unique(prompt, dim=0, return_inverse=True)
+        order = torch.argsort(inverse, stable=True)
+        logps, entropies = [], []
+        for chunk in order.split(batch_size or n):
+            packed = packing.pack(input_ids[chunk], attention_mask[chunk], logits_to_keep,
+                                  self.processing_class.pad_token_id)
+            if packed.input_ids.numel() == 0:
+                logp, entropy, _ = super()._get_per_token_logps_and_entropies(
+                    model, input_ids[chunk], attention_mask[chunk], logits_to_keep, len(chunk),
+                    compute_entropy=compute_entropy)
+                logps.append(logp)
+                entropies.append(entropy)
+                continue
+            cache = DynamicCache(config=model.config)  # stays empty for one-token prompts
+            if packed.prompt_ids.shape[1]:
+                with self.accelerator.autocast():
+                    model(input_ids=packed.prompt_ids, attention_mask=packed.prompt_mask,
+                          position_ids=packed.prompt_positions, cache=cache, use_cache=True,
+                          logits_to_keep=1)
+                packing.one_row(cache)
+            mask = packing.attention_mask(packing.allowed(packed),
+                                          model.config._attn_implementation, model.dtype)
+            with self.accelerator.autocast():
+                out = model(input_ids=packed.input_ids, position_ids=packed.position_ids,
+                            attention_mask=mask, cache=cache, shift_labels=packed.labels,
+                            fused_lm_head=True)
+            logps.append(packing.unpack(out.log_probs, packed, len(chunk), logits_to_keep))
+            if compute_entropy:
+                entropies.append(packing.unpack(out.entropy, packed, len(chunk),
+                                                logits_to_keep))
         back = torch.argsort(order)
         return (torch.cat(logps)[back], torch.cat(entropies)[back] if compute_entropy else None,
                 None)
