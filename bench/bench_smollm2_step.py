@@ -2,9 +2,9 @@
 on one thread: SmolLM2-135M-Instruct with LoRA, one generation batch (prompts x G completions)
 and its optimizer updates, as the pretrained chapter's runs are built
 (``rl.runs.build_trainer``), once for each way of running the passes over prompt and
-completion (``PASSES``): TRL's layout (every row its own prompt, the padding cut per chunk),
-each distinct prompt once (``shared_prompt``) and packed (``packed``: each prompt once, a
-chunk's completions in one row without padding). Each way is a fresh trainer from the same
+completion (``PASSES``): TRL's layout (every row its own prompt, the padding cut per chunk)
+and packed (``packed``: each distinct prompt once, a chunk's completions in one row without
+padding, ``rl.packing``). Each way is a fresh trainer from the same
 seed, so every way draws and trains on the same batch (checked: the rollouts and the loss's
 batches are compared).
 
@@ -21,11 +21,13 @@ The phases are timed by wrapping the trainer's own methods:
 * the held-out greedy evaluation (``DynamicsCallback``), reported apart, timed with the first
   way only (it does not depend on the passes).
 
-Each phase's matrix products are counted as they run (``torch.utils.flop_counter``: mm, addmm
-and bmm; the CPU attention kernel is not counted), and a way's fraction of the one-thread
-matmul limit is its FLOPs over its seconds at that limit, measured in the same run: torch.mm
-over SmolLM2's own weight matrices at the rows a pass multiplies (``bench_generation.step_rate``,
-the larger of two row counts). Printed: each way's step and phases, their GFLOP and fraction of
+The passes' matrix products are counted as they run (``torch.utils.flop_counter``: mm, addmm
+and bmm; the CPU attention kernel is not counted; the counter's own cost is in their
+seconds), the generation's by drawing the step's rollouts again, untimed, from a fresh trainer
+(the same rollouts, checked: a counter inside the decoding loop's many small operations would
+slow it by a third); a way's fraction of the one-thread matmul limit is its FLOPs over its
+seconds at that limit, measured in the same run: torch.mm over SmolLM2's own weight matrices at
+the rows a pass multiplies (``bench_generation.step_rate``, the larger of two row counts). Printed: each way's step and phases, their GFLOP and fraction of
 the limit, the ratio of each way's step to TRL's layout's, and the largest difference of each
 way's log-probabilities from TRL's own pass on the step's last batch (the same numbers up to
 rounding, on the real model).
@@ -70,8 +72,7 @@ from rlvr_dynamics.chapters import pretrained  # noqa: E402
 from rlvr_dynamics.rl.runs import build_trainer  # noqa: E402
 from rlvr_dynamics.tasks.arithmetic import PROMPTS  # noqa: E402
 
-PASSES = {"TRL's layout": {}, "each prompt once": {"shared_prompt": True},
-          "packed": {"packed": True}}
+PASSES = {"TRL's layout": {"packed": False}, "packed": {"packed": True}}
 """The ways of running the passes over prompt and completion, as ``Settings`` changes; the
 first is the one the others are compared with."""
 
@@ -89,6 +90,7 @@ class Phases:
         self.seconds: dict[str, float] = defaultdict(float)
         self.flops: dict[str, float] = defaultdict(float)
         self.rollouts: list = []
+        self.generated: list = []  # the arguments of each generation call
         self.batches: list = []
 
     @contextmanager
@@ -141,10 +143,11 @@ def measure(cfg, steps: int, evaluate: bool) -> tuple[Phases, object]:
 
         def generation(*args, **kwargs):
             out = inner(*args, **kwargs)
+            phases.generated.append((args, kwargs))
             phases.rollouts.append(out[0])
             return out
         trainer._generate_single_turn = generation
-        phases.wrap(trainer, "_generate_single_turn", "generation")
+        phases.wrap(trainer, "_generate_single_turn", "generation", count=False)
         phases.wrap(trainer, "_get_per_token_logps_and_entropies", phases.scoring)
         phases.wrap(trainer.accelerator, "backward", "backward")
         for cb in trainer.callback_handler.callbacks:
@@ -156,6 +159,21 @@ def measure(cfg, steps: int, evaluate: bool) -> tuple[Phases, object]:
         phases.seconds["rest of the step"] = (time.perf_counter() - start - inner_seconds
                                               - phases.seconds.get("held-out evaluation (apart)", 0))
     return phases, trainer
+
+
+def generation_flops(cfg, phases: Phases) -> float:
+    """The matmul FLOPs of ``phases``'s generation calls, drawn again from a fresh trainer of
+    ``cfg`` (the same seeds, hence the same rollouts: checked)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        trainer = build_trainer(cfg.replace(eval_every=0), Path(tmp), profile="bench")
+        flops = 0.0
+        for (args, kwargs), rollouts in zip(phases.generated, phases.rollouts):
+            with FlopCounterMode(display=False) as counter:
+                again = trainer._generate_single_turn(*args, **kwargs)[0]
+            if again != rollouts:
+                raise RuntimeError("the rollouts drawn again differ from the step's")
+            flops += counter.get_total_flops()
+    return flops
 
 
 def same_batches(a: Phases, b: Phases) -> bool:
@@ -177,8 +195,7 @@ def largest_difference(trainer, batch) -> dict[str, float]:
                                                             *rest, **kwargs)[0]
     out = {}
     for name, changes in PASSES.items():
-        for k in ("shared_prompt", "packed"):
-            setattr(trainer.args, k, changes.get(k, False))
+        trainer.args.packed = changes["packed"]
         ours = type(trainer)._get_per_token_logps_and_entropies(trainer, model, ids, mask, keep,
                                                                 *rest, **kwargs)[0]
         out[name] = (ours - theirs)[completion].abs().max().item()
@@ -237,9 +254,12 @@ def main() -> None:
     for i, (name, changes) in enumerate(PASSES.items()):
         phases, trainer = measure(cfg.replace(**changes), args.steps, evaluate=i == 0)
         ways[name] = phases
+        if i == 0:
+            generated = generation_flops(cfg.replace(**changes), phases) / args.steps
+        phases.flops["generation"] = generated * args.steps  # the same rollouts every way
         step = phases.step(args.steps)
         flops = sum(phases.flops.values()) / args.steps
-        print(f"\n{name} ({', '.join(f'{k}={v}' for k, v in changes.items()) or 'no option'}):"
+        print(f"\n{name} ({', '.join(f'{k}={v}' for k, v in changes.items())}):"
               f" per generation step ({args.steps} timed), seconds, share, GFLOP, of the limit")
         for phase, s in phases.seconds.items():
             per = s if phase == "loading" else s / args.steps

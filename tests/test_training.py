@@ -313,18 +313,17 @@ def test_the_passes_without_padding_are_trls_up_to_rounding(tiny, tmp_path, batc
     assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-5)
 
 
-@pytest.mark.parametrize("batch_size,passes", [(None, None), (3, None), (3, "shared_prompt"),
-                                               (3, "packed")])
+@pytest.mark.parametrize("batch_size,packed", [(None, False), (3, False), (3, True)])
 def test_the_first_token_passes_are_trls_first_column(tiny, tmp_path, monkeypatch, batch_size,
-                                                     passes):
+                                                     packed):
     """Under ``first_only`` the passes, cut after the first completion token, give TRL's
     log-prob, entropy and gradient at that token (zeros after it), whichever pass they go
     through; a cut that leaves out the first completion token's own column (the planted bug:
     the last prompt token scored instead) is caught."""
-    trainer, _ = generation(config(tiny, **({passes: True} if passes else {})), tmp_path)
+    trainer, _ = generation(config(tiny, packed=packed), tmp_path)
     monkeypatch.setattr(trainer.args, "first_only", True)
     ids, mask, keep = padded_batch(trainer, LENGTHS)
-    if passes:
+    if packed:
         ids, mask, keep = grouped_batch(trainer, [9, 5, 7], [[2, 11, 1], [4, 4, 12], [3, 1, 6]])
     first = mask[:, -keep:].bool() & (torch.arange(keep) == 0)
     theirs = same_passes(trainer, type(trainer)._get_per_token_logps_and_entropies,
@@ -355,31 +354,6 @@ def grouped_batch(trainer, prompts: list[int], completions: list[list[int]]):
     ids[:, :P] = ids[first[group], :P]  # a group's rows share its prompt
     shuffle = torch.randperm(len(lengths), generator=torch.Generator().manual_seed(2))
     return ids[shuffle], mask[shuffle], keep
-
-
-@pytest.mark.parametrize("batch_size,lora_rank", [(None, 0), (4, 0), (None, 4)])
-def test_the_shared_prompt_passes_are_trls_up_to_rounding(tiny, tmp_path, monkeypatch,
-                                                          batch_size, lora_rank):
-    """``shared_prompt_passes`` (each distinct prompt through the model once, its cache copied
-    to its completions' rows) gives TRL's per-token log-probs, entropies and gradients on every
-    completion token, in the batch's order, zeros on the padding, in one chunk, in chunks that
-    split groups, and through LoRA; a pass that copies each row another prompt's cache (the
-    planted bug) is caught."""
-    from transformers import DynamicCache
-
-    trainer, _ = generation(config(tiny, shared_prompt=True, lora_rank=lora_rank), tmp_path)
-    ids, mask, keep = grouped_batch(trainer, [9, 5, 7], [[2, 11, 1], [4, 4, 12], [3, 1, 6]])
-    completion = mask[:, -keep:].bool()
-    theirs = same_passes(trainer, type(trainer).shared_prompt_passes, (ids, mask, keep, batch_size))
-    assert trainer.args.shared_prompt  # the trainer's own passes take this path
-
-    reorder = DynamicCache.reorder_cache
-    monkeypatch.setattr(DynamicCache, "reorder_cache",
-                        lambda self, rows: reorder(self, (rows + 1) % (int(rows.max()) + 1)))
-    with torch.no_grad():
-        bad = type(trainer).shared_prompt_passes(trainer, trainer.model, ids, mask, keep,
-                                                 batch_size)[0]
-    assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-3)
 
 
 @pytest.mark.parametrize("model,batch_size,lora_rank,attention", [
@@ -500,6 +474,8 @@ def test_bad_configurations_fail_before_any_model_loads(tiny, tmp_path, monkeypa
         config("/no/such/model")
     with pytest.raises(ValueError, match="grpo_n trains on negative samples only"):
         config(tiny, "grpo_n", positive_weight=0.5)
+    with pytest.raises(ValueError, match="packed=True needs gradient_checkpointing=False"):
+        config(tiny, packed=True, gradient_checkpointing=True)
     monkeypatch.setenv("WORLD_SIZE", "3")  # 16 completions per update do not split over 3
     with pytest.raises(ValueError, match=r"update_batch=16 is not divisible by micro_batch=16 "
                                          r"x 3 device\(s\)"):

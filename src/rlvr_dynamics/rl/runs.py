@@ -161,7 +161,6 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         reinforce=algorithms.get(cfg.algorithm).reinforce,
         without=STEPWISE if cfg.without_stepwise else (),
         first_only=cfg.first_character_only,
-        shared_prompt=cfg.shared_prompt,
         packed=cfg.packed,
         importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
         loss_type=algorithms.get(cfg.algorithm).aggregation or cfg.loss_type,  # GSPO: per sequence

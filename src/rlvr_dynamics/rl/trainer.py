@@ -5,9 +5,11 @@ shuffling seed per epoch, which makes resumed runs exact, and, where TRL would c
 ``model.generate`` (no vLLM, text only, no top-k, min-p or repetition penalty), the rollouts
 drawn by the project's sampler (``sampling.TransformersBackend``: about half of
 ``generate``'s time for SmolLM2, ``bench/bench_smollm2_step.py``) from a seed of the run's seed
-and the update, so a resumed run draws what an uninterrupted one would. Two options make its
-passes cheaper without changing what they compute: ``shared_prompt`` (each distinct prompt
-scored once) and, under ``first_only``, the passes cut after the first completion token."""
+and the update, so a resumed run draws what an uninterrupted one would (one decoding loop for
+all of a generation batch's rows). Two options make its passes cheaper without changing what
+they compute: ``packed`` (each distinct prompt computed once, the completions without padding:
+``rl.packing``) and, under ``first_only``, the passes cut after the first completion
+token."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -53,21 +55,14 @@ class GRPONConfig(GRPOConfig):
                           "train the path choice only), and the passes over prompt and "
                           "completion cut after that token (nothing later is read)."})
 
-    shared_prompt: bool = field(
-        default=False,
-        metadata={"help": "score each distinct prompt once in the passes over prompt and "
-                          "completion (old policy, reference, loss) and copy its keys and "
-                          "values to the rows of its completions: the same log-probabilities "
-                          "up to rounding, several times cheaper where prompts are long "
-                          "(SmolLM2's system message and worked example)."})
-
     packed: bool = field(
         default=False,
         metadata={"help": "pack the passes over prompt and completion (old policy, reference, "
                           "loss): each distinct prompt of a chunk once, followed by its "
                           "completions, each attending to the prompt and to itself alone "
                           "(``rl.packing``): the same log-probabilities up to rounding, "
-                          "computing neither a repeated prompt nor a group's padding."})
+                          "computing neither a repeated prompt nor any padding (SmolLM2's "
+                          "long prompt: system message and worked example)."})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -86,8 +81,8 @@ class GRPONTrainer(GRPOTrainer):
     is negative (the samples that -N trains on); and, with ``args.without``, leaves out of the
     update every group that holds a sample marked by one of those reward functions
     (``left_out``), logging ``frac_left_out``; with ``args.first_only``, trains on the first
-    completion token alone (``first_token_passes``); with ``args.shared_prompt``, scores each
-    distinct prompt once (``shared_prompt_passes``).
+    completion token alone (``first_token_passes``); with ``args.packed``, computes each
+    distinct prompt once and no padding (``packed_passes``).
     """
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -183,9 +178,6 @@ class GRPONTrainer(GRPOTrainer):
         if self.args.packed:
             return self.packed_passes(model, input_ids, attention_mask, logits_to_keep,
                                       batch_size, **kwargs)
-        if self.args.shared_prompt:
-            return self.shared_prompt_passes(model, input_ids, attention_mask, logits_to_keep,
-                                             batch_size, **kwargs)
         n, width = input_ids.shape
         used = attention_mask.bool()
         first = used.int().argmax(dim=1)
@@ -219,53 +211,6 @@ class GRPONTrainer(GRPOTrainer):
             model, input_ids[:, :cut], attention_mask[:, :cut], 1, batch_size, **kwargs)
         pad = (0, logits_to_keep - 1)
         return F.pad(logps, pad), None if entropies is None else F.pad(entropies, pad), aux
-
-    def shared_prompt_passes(self, model, input_ids, attention_mask, logits_to_keep,
-                             batch_size=None, compute_entropy=False, compute_aux_loss=False,
-                             **multimodal):
-        """``_get_per_token_logps_and_entropies`` with each distinct prompt computed once
-        (``args.shared_prompt``): the rows taken ``batch_size`` at a time grouped by prompt;
-        in a chunk, every distinct prompt but its last token goes through the model as one row
-        whose keys and values (``DynamicCache``) are copied to the rows of its completions
-        (``Cache.reorder_cache``), then the last prompt token and the completions run on them,
-        scored by TRL's fused head as TRL scores them. The positions are TRL's, all shifted
-        alike by the columns no prompt of the chunk uses (rotary attention does not see it);
-        gradients flow back through the copies into the one pass over the prompt. Equal to
-        TRL's up to rounding (``tests/test_training.py``); a group of G completions costs one
-        prompt instead of G. Text only: ``multimodal`` holds TRL's image inputs, all None."""
-        if compute_aux_loss:
-            raise ValueError("shared_prompt: the MoE auxiliary loss is not supported")
-        n, width = input_ids.shape
-        split = width - logits_to_keep  # the prompt's columns
-        prompt = torch.cat([input_ids[:, :split], attention_mask[:, :split]], dim=1)
-        _, inverse = torch.unique(prompt, dim=0, return_inverse=True)
-        order = torch.argsort(inverse, stable=True)
-        used = attention_mask.bool()
-        first = used.int().argmax(dim=1)
-        end = width - used.flip(1).int().argmax(dim=1)
-        logps, entropies = [], []
-        for chunk in order.split(batch_size or n):
-            lo, hi = int(first[chunk].min()), int(end[chunk].max())
-            ids, mask = input_ids[chunk], attention_mask[chunk]
-            distinct, owner = torch.unique(inverse[chunk], return_inverse=True)
-            one = torch.stack([torch.nonzero(owner == j)[0, 0] for j in range(len(distinct))])
-            cache = DynamicCache(config=model.config)  # stays empty for one-token prompts
-            if lo < split - 1:
-                with self.accelerator.autocast():
-                    model(input_ids=ids[one, lo:split - 1], attention_mask=mask[one, lo:split - 1],
-                          cache=cache, use_cache=True, logits_to_keep=1)
-                cache.reorder_cache(owner)
-            suffix = ids[:, split - 1:hi]
-            labels = suffix.masked_fill(mask[:, split - 1:hi] == 0, -100)
-            with self.accelerator.autocast():
-                out = model(input_ids=suffix, attention_mask=mask[:, lo:hi], cache=cache,
-                            labels=labels, fused_lm_head=True)
-            logps.append(F.pad(out.log_probs, (0, width - hi)))
-            if compute_entropy:
-                entropies.append(F.pad(out.entropy, (0, width - hi)))
-        back = torch.argsort(order)
-        return (torch.cat(logps)[back], torch.cat(entropies)[back] if compute_entropy else None,
-                None)
 
     def packed_passes(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
                       compute_entropy=False, compute_aux_loss=False, **multimodal):
