@@ -708,8 +708,9 @@ def test_rollouts_come_from_the_project_sampler_seeded_by_the_update(tiny, tmp_p
                                                                      monkeypatch):
     """Where TRL would call ``generate``, the trainer draws each group's completions with the
     book's sampler from a seed of (run seed, update, process): the same rollouts as that
-    sampler's at that seed, a group's prompt prefilled once, TRL's stop tokens kept at the end;
-    with top-k set (which the sampler does not do) TRL's own generation runs."""
+    sampler's at that seed, a group's prompt prefilled once, every row in one decoding loop,
+    TRL's stop tokens kept at the end; with top-k set (which the sampler does not do) TRL's own
+    generation runs."""
     import numpy as np
 
     import rlvr_dynamics.rl.runs as run
@@ -720,7 +721,11 @@ def test_rollouts_come_from_the_project_sampler_seeded_by_the_update(tiny, tmp_p
     tok = trainer.processing_class
     ids = [tok("3+4=")["input_ids"]] * G + [tok("5+1=")["input_ids"]] * G
     trainer.state.global_step = 7
+    loops, decode = [], TransformersBackend._decode
+    monkeypatch.setattr(TransformersBackend, "_decode",
+                        lambda self, batch, *a: loops.append(len(batch)) or decode(self, batch, *a))
     got, logprobs = trainer._generate_single_turn(ids, None, {}, G)
+    assert loops == [len(ids)]
     seed = int(np.random.SeedSequence([0, 7, 0]).generate_state(1)[0])
     want = TransformersBackend(trainer.model, tok, batch_size=len(ids), progress=False,
                                stops=trainer.eos_token_ids).generate_ids(

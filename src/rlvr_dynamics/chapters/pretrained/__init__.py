@@ -20,8 +20,7 @@ the paper's Table 2 trains), on chat sums of several difficulties.
   ``planned``); the runs record it and are judged only where they did.
 * *The runs.* The training chapter's settings with ``train``'s changes for this model (LoRA,
   its learning rate, batch and token budget, and the packed passes, ``rl.packing``: the same
-  log-probabilities up to rounding, each long prompt computed once and no padding, about
-  half the step), on ``tasks.arithmetic.ArithmeticMix(levels)``,
+  log-probabilities up to rounding, each long prompt computed once and no padding), on ``tasks.arithmetic.ArithmeticMix(levels)``,
   GRPO and GRPO-N over ``seeds``; their held-out dynamics give the training claims
   (``rl.readings``).
 * *The boundary.* The base (sampled ``base_repeats`` times) and every final model, n samples
