@@ -19,7 +19,8 @@ the paper's Table 2 trains), on chat sums of several difficulties.
   spread of the first runs, by a protocol registered before any run (``plan``,
   ``planned``); the runs record it and are judged only where they did.
 * *The runs.* The training chapter's settings with ``train``'s changes for this model (LoRA,
-  its learning rate, batch and token budget), on ``tasks.arithmetic.ArithmeticMix(levels)``,
+  its learning rate, batch and token budget, and the packed passes, ``rl.packing``: the same
+  log-probabilities up to rounding, each long prompt computed once and no padding), on ``tasks.arithmetic.ArithmeticMix(levels)``,
   GRPO and GRPO-N over ``seeds``; their held-out dynamics give the training claims
   (``rl.readings``).
 * *The boundary.* The base (sampled ``base_repeats`` times) and every final model, n samples
@@ -97,7 +98,8 @@ class Params(ChapterParams):
         "model": "smollm2", "task": "arith", "lora_rank": 16, "learning_rate": 1e-4,
         "steps": 24, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
         "micro_batch": 8, "entropy_coef": 0.0, "max_completion_length": 64, "context": 256,
-        "eval_every": 4, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 4}
+        "eval_every": 4, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 4,
+        "packed": True}
     levels: ListOf(Level) = [[1, 2], [1, 3]]
     ood_levels: ListOf(Level, 0) = [[2, 2]]
     difficulty_levels: ListOf(Level) = [[1, 2], [1, 3], [1, 4], [2, 2], [2, 3]]
