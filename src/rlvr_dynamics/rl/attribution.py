@@ -118,6 +118,13 @@ def entropy_bonus(trainer, on: bool) -> Iterator[None]:
         trainer._entropy_bonus_enabled = was
 
 
+def sample_advantages(advantages: torch.Tensor) -> torch.Tensor:
+    """One advantage per sample: the batch's own, or, where they are per token (NTHR scales
+    some tokens' by eta >= 0, never changing a sign), each sample's least (0 only where every
+    token of a wrong sample was scaled by eta 0: such a sample then moves nothing)."""
+    return advantages if advantages.dim() == 1 else advantages.amin(dim=1)
+
+
 def parameters(optimizer) -> list[torch.nn.Parameter]:
     """The parameters ``optimizer`` steps, in its order (accelerate's wrapper looked through)."""
     inner = getattr(optimizer, "optimizer", optimizer)
@@ -240,7 +247,7 @@ def attribute(trainer, batches: list[dict[str, Any]], terms: list[tuple[int, ...
         model.train(was_training)
     record: dict[str, Any] = {"clip": clip, "grad_error": error}
     flat = [k for ks in kinds for k in ks]
-    advantages = torch.cat([b["advantages"].reshape(-1) for b in batches]).cpu()
+    advantages = torch.cat([sample_advantages(b["advantages"]) for b in batches]).cpu()
     record["count"] = {k: flat.count(k) for k in KINDS if k in flat}
     record["negative"] = {k: int((rows_of(flat, k) & (advantages < 0)).sum())
                           for k in record["count"]}

@@ -142,7 +142,15 @@ class TrainConfig:
     ``trainer.GRPONTrainer.spare``). ``attribution_steps``: generation steps whose first
     update is attributed (``attribution``: the one-update change of each path's first-character
     log-probability on the probed problems split by the kinds of sample that made it; needs
-    ``probe_every``, whose problems it reads). ``registration``: the content hash of the
+    ``probe_every``, whose problems it reads). The remedies' options (issue 51, item 5):
+    ``first_character_weight`` w, the weight of the first completion character's terms of the
+    loss beside the later characters' 1, the normaliser counting weighted characters (1: the
+    loss of before; 0: that of ``after_first_character``; ``trainer.GRPONConfig.first_weight``);
+    ``nthr``: NTHR (Deng et al., arXiv 2505.18830), the advantages of the wrong samples'
+    tokens whose hidden-embedding influence on the group's correct samples exceeds the
+    threshold scaled by eta (``nthr_beta``: the threshold's beta, the paper's 1;
+    ``nthr_eta``: eta in [0, 1), None: the paper's 2 |0.5 - p|;
+    ``trainer.GRPONTrainer.nthr_factors``). ``registration``: the content hash of the
     registered prediction that this run is judged against (``regimes.prediction``), recorded
     in the run's own configuration, hence its folder's name; None: judged against none. The
     fields of ``LATER`` stay out of the folder's name at their defaults."""
@@ -171,10 +179,17 @@ class TrainConfig:
     after_first_character: bool = False
     spared_negatives: tuple[str, ...] = ()
     attribution_steps: tuple[int, ...] = ()
+    first_character_weight: float = 1.0
+    nthr: bool = False
+    nthr_beta: float = 1.0
+    nthr_eta: float | None = None
 
     def __post_init__(self) -> None:
         for name in ("spared_negatives", "attribution_steps"):  # JSON's lists back to tuples
             object.__setattr__(self, name, tuple(getattr(self, name)))
+        for name in ("first_character_weight", "nthr_beta"):  # 0 and 0.0: one run, one key
+            if isinstance(getattr(self, name), int) and not isinstance(getattr(self, name), bool):
+                object.__setattr__(self, name, float(getattr(self, name)))
         default = algorithms.get(self.algorithm).positive_weight
         if self.positive_weight is None:
             object.__setattr__(self, "positive_weight", default)
@@ -205,7 +220,9 @@ class TrainConfig:
                            ("readout_only", self.readout_only),
                            ("after_first_character", self.after_first_character),
                            ("spared_negatives", bool(self.spared_negatives)),
-                           ("attribution_steps", bool(self.attribution_steps))]:
+                           ("attribution_steps", bool(self.attribution_steps)),
+                           ("first_character_weight", self.first_character_weight != 1.0),
+                           ("nthr", self.nthr)]:
             if used and not tiny_sums:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs the tiny "
                                  f"sums base (model a PretrainConfig, task None)")
@@ -215,6 +232,14 @@ class TrainConfig:
         if self.after_first_character and self.first_character_only:
             raise ValueError("TrainConfig.after_first_character=True excludes "
                              "first_character_only=True (the loss would read no token)")
+        if self.first_character_weight != 1.0 and (self.first_character_only
+                                                    or self.after_first_character):
+            raise ValueError(f"TrainConfig.first_character_weight={self.first_character_weight!r} "
+                             f"excludes first_character_only and after_first_character (0 is "
+                             f"after_first_character)")
+        for name in ("nthr_beta", "nthr_eta"):
+            if getattr(self, name) != LATER[name] and not self.nthr:
+                raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} needs nthr=True")
         unknown = [n for n in self.spared_negatives if n not in TRACES]
         if unknown or len(set(self.spared_negatives)) < len(self.spared_negatives):
             raise ValueError(f"TrainConfig.spared_negatives={self.spared_negatives!r} must name "
@@ -252,6 +277,10 @@ class TrainConfig:
             ("stop_after_crossover", self.stop_after_crossover is None
              or self.stop_after_crossover >= 0, "None or >= 0"),
             ("probe_samples", self.probe_samples >= 0, ">= 0"),
+            ("first_character_weight", 0 <= self.first_character_weight < float("inf"),
+             ">= 0 and finite"),
+            ("nthr_beta", abs(self.nthr_beta) < float("inf"), "finite"),
+            ("nthr_eta", self.nthr_eta is None or 0 <= self.nthr_eta < 1, "None or in [0, 1)"),
         ]:
             if not ok:
                 raise ValueError(f"TrainConfig.{name}={getattr(self, name)!r} must be {rule}")
@@ -332,7 +361,8 @@ class TrainConfig:
 
 
 LATER = {"optimizer": "adam", "after_first_character": False, "spared_negatives": (),
-         "attribution_steps": ()}
+         "attribution_steps": (), "first_character_weight": 1.0, "nthr": False,
+         "nthr_beta": 1.0, "nthr_eta": None}
 """Fields of a run (its own or its ``Settings``') added after runs were first keyed, and their
 values that make the runs of before (``TrainConfig.as_dict``); ``from_dict`` reads a run
 without them as at these values."""

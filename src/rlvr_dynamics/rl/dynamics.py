@@ -36,8 +36,10 @@ from rlvr_dynamics.tasks.base import Problem, Task
 from rlvr_dynamics.rl.data import prompt_text
 
 TRAIN_KEYS = {"reward": "reward", "actor_entropy": "entropy", "kl": "kl",
-              "clip_fraction": "clip_ratio/region_mean", "frac_negative": "frac_negative"}
-"""Our names for the metrics that TRL (and ``GRPONTrainer``) log at each training step."""
+              "clip_fraction": "clip_ratio/region_mean", "frac_negative": "frac_negative",
+              "frac_nthr": "frac_nthr"}
+"""Our names for the metrics that TRL (and ``GRPONTrainer``) log at each training step
+(``frac_nthr``, the share of wrong samples' tokens that NTHR selected, under its option only)."""
 
 HELDOUT_KEYS = ("greedy_accuracy", "heldout_entropy")
 

@@ -170,6 +170,10 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         after_first=cfg.after_first_character,
         spared=tuple(f"trace_{name}" for name in cfg.spared_negatives),  # data.trace_functions
         packed=cfg.packed,
+        first_weight=cfg.first_character_weight,
+        nthr=cfg.nthr,
+        nthr_beta=cfg.nthr_beta,
+        nthr_eta=cfg.nthr_eta,
         importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
         loss_type=algorithms.get(cfg.algorithm).aggregation or cfg.loss_type,  # GSPO: per sequence
         scale_rewards="group",

@@ -9,7 +9,11 @@ and the update, so a resumed run draws what an uninterrupted one would (one deco
 all of a generation batch's rows). Two options make its passes cheaper without changing what
 they compute: ``packed`` (each distinct prompt computed once, the completions without padding:
 ``rl.packing``) and, under ``first_only``, the passes cut after the first completion
-token."""
+token.
+The options of issue 51's mechanism (the first token or one kind of negative sample out of the
+loss) and remedies (a weight on the first token's loss; NTHR's down-weighting of the wrong
+samples' tokens that resemble the right ones', Deng et al., arXiv 2505.18830) are
+``GRPONConfig``'s last fields."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -77,8 +81,36 @@ class GRPONConfig(GRPOConfig):
                           "and its normaliser (sample by sample; the group's advantages as "
                           "computed with it): e.g. the stepwise path's own slips."})
 
+    first_weight: float = field(
+        default=1.0,
+        metadata={"help": "w: the weight of the first completion token's terms of the loss "
+                          "(policy, KL, entropy bonus) beside the later tokens' 1, through "
+                          "TRL's loss-only mask; the normaliser counts weighted tokens (sum "
+                          "of the weights), so w = 1 is the loss of before and w = 0 that of "
+                          "after_first."})
+
+    nthr: bool = False  # NTHR (Deng et al., arXiv 2505.18830): GRPONTrainer.nthr_factors
+    nthr_beta: float = field(
+        default=1.0,
+        metadata={"help": "beta of NTHR's threshold tau = beta min_i mean_k s+_(i,k) "
+                          "(the paper's 1)."})
+    nthr_eta: float | None = field(
+        default=None,
+        metadata={"help": "eta: the factor on a selected negative token's advantage, in "
+                          "[0, 1); None: the paper's 2 |0.5 - p| per group, p its share of "
+                          "correct samples."})
+
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.first_weight != 1.0 and (self.first_only or self.after_first):
+            raise ValueError("first_weight excludes first_only and after_first (w = 0 is "
+                             "after_first; under first_only a weight only rescales)")
+        if not 0 <= self.first_weight < float("inf"):
+            raise ValueError(f"first_weight must be >= 0 and finite, got {self.first_weight}")
+        if not abs(self.nthr_beta) < float("inf"):
+            raise ValueError(f"nthr_beta must be finite, got {self.nthr_beta}")
+        if self.nthr_eta is not None and not 0 <= self.nthr_eta < 1:
+            raise ValueError(f"nthr_eta must be in [0, 1) or None, got {self.nthr_eta}")
         if self.after_first and self.first_only:
             raise ValueError("after_first and first_only exclude each other (no token left)")
         if not self.positive_weight >= 0:
@@ -99,7 +131,10 @@ class GRPONTrainer(GRPOTrainer):
     completion token alone (``first_token_passes``); with ``args.packed``, computes each
     distinct prompt once and no padding (``packed_passes``); with ``args.after_first`` or
     ``args.spared``, leaves the first completion token, or the negative samples marked by
-    those reward functions, out of the loss (``loss_masked``), logging ``frac_spared``.
+    those reward functions, out of the loss (``loss_masked``), logging ``frac_spared``;
+    with ``args.first_weight`` w != 1, weights the first completion token's loss by w
+    (``loss_masked``); with ``args.nthr``, scales the advantages of the tokens of wrong
+    samples that NTHR selects (``nthr_factors``), logging ``frac_nthr``.
     """
 
     def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):
@@ -120,6 +155,7 @@ class GRPONTrainer(GRPOTrainer):
 
     def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
         batch = super()._generate_and_score_completions(inputs)
+        factors = self.nthr_factors(batch, len(inputs)) if self.args.nthr else None
         if self.args.reinforce is not None:
             batch["advantages"] = self.reinforced(len(inputs)).to(batch["advantages"])
         advantages = batch["advantages"]
@@ -133,8 +169,11 @@ class GRPONTrainer(GRPOTrainer):
             batch["completion_mask"][:, 1:] = 0
             batch["num_items_in_batch"] = self.accelerator.gather(
                 batch["completion_mask"].sum()).sum()
-        if self.args.after_first or self.args.spared:
+        if self.args.after_first or self.args.spared or self.args.first_weight != 1.0:
             batch = self.loss_masked(batch, len(inputs))
+        if factors is not None:  # per-token advantages (TRL takes (B, T)); normaliser unchanged
+            batch["advantages"] = batch["advantages"].unsqueeze(1) * factors.to(
+                batch["advantages"])
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["frac_negative"].append(
             self.accelerator.gather(negative.float()).mean().item())
@@ -164,12 +203,17 @@ class GRPONTrainer(GRPOTrainer):
         (``tool_mask``: the passes still attend to them): the first completion token under
         ``args.after_first``; every token of a sample with a negative advantage that a reward
         function named in ``args.spared`` marks (positive). The token count that normalises
-        the loss counts the rest; the advantages stay as computed."""
+        the loss counts the rest; the advantages stay as computed. Under ``args.first_weight``
+        w != 1 the first column is w instead of 1 (``first_weighted``: the mask a float
+        weight, which TRL multiplies into every term of the loss and into the normaliser,
+        which so counts weighted tokens)."""
         mask = batch["completion_mask"]
         keep = batch.get("tool_mask")
         keep = torch.ones_like(mask) if keep is None else keep.clone()
         if self.args.after_first:
             keep[:, 0] = 0
+        if self.args.first_weight != 1.0:
+            keep = first_weighted(keep, self.args.first_weight)
         if self.args.spared:
             columns = [self.reward_func_names.index(name) for name in self.args.spared]
             start = self.accelerator.process_index * local
@@ -182,6 +226,83 @@ class GRPONTrainer(GRPOTrainer):
         batch["tool_mask"] = keep
         batch["num_items_in_batch"] = self.accelerator.gather((mask * keep).sum()).sum()
         return batch
+
+    def nthr_factors(self, batch: dict[str, Any], local: int) -> torch.Tensor:
+        """NTHR (Deng et al., NeurIPS 2025, arXiv 2505.18830, Sec. 5 and App. 7.3-7.4): the
+        factor, per completion token of this process's ``local`` samples, on its advantage:
+        eta on the tokens of wrong samples that NTHR selects, 1 elsewhere (``nthr_select``).
+
+        From the paper: a group's samples split into correct (P) and wrong (N) by reward;
+        each token's prediction error g = e_y - pi_old(.|x, y_<k) and its last-layer hidden
+        embedding h (the vector the unembedding maps to the logits, Assumption 4.3), both
+        under the policy that sampled (pi_old), over the whole vocabulary; a wrong token's
+        score s- = sum over the correct samples' tokens k of <g_k, g> <h_k, h> (Eq. 7, the
+        NTHR); the threshold tau = beta min over correct samples i of the mean over i's
+        tokens of the same score (s-bar+_i); the tokens of wrong samples with s- > tau
+        selected, their advantage times eta (Algorithm 1); beta 1 and eta = 2 |0.5 - p|, p
+        the group's share of correct samples, the paper's training setting (App. 7.3; its
+        LLD study sets eta 0, Sec. 5.3); groups with no correct or no wrong sample are left
+        as they are.
+
+        Chosen here: correct and wrong are the samples whose weighted reward (TRL's sum over
+        reward functions, the trace functions at weight 0) is above and below their group's
+        mean (for 0/1 rewards: 1 and 0 in a mixed group), so they do not depend on lambda,
+        and under GRPO-N (lambda 0) the correct samples anchor the scores though their own
+        advantages are 0; pi_old is the policy at ``args.temperature``, as TRL's
+        log-probabilities read it; h and the probabilities come from one extra pass without
+        gradients over this generation batch, before its first update (the paper reads them
+        off its old-policy pass), in float32; the sums run over every completion token (the
+        completion mask as sampled, whatever the loss masks) and over the whole vocabulary
+        (the paper restricts it to the responses' tokens for speed, an approximation not
+        needed for a small vocabulary). The factors multiply the advantage, as the paper's
+        A-hat eta does, not the loss mask: the KL and entropy terms and the normaliser are
+        left as they are. Logs ``frac_nthr``, the share of wrong samples' tokens selected."""
+        mask = batch["completion_mask"].bool()
+        hidden, probs = self.nthr_inputs(batch)
+        r = (self._rewards_per_func * self.reward_weights.to(self._rewards_per_func.device)
+             .unsqueeze(0)).nansum(dim=1)
+        start = self.accelerator.process_index * local
+        r = r[start:start + local].to(mask.device).view(-1, self.num_generations)
+        mean = r.mean(dim=1, keepdim=True)
+        positive, negative = (r > mean).view(-1), (r < mean).view(-1)
+        factors = torch.ones(mask.shape, dtype=torch.float32, device=mask.device)
+        G = self.num_generations
+        for g in range(local // G):
+            rows = slice(g * G, (g + 1) * G)
+            if not positive[rows].any() or not negative[rows].any():
+                continue
+            eta = (self.args.nthr_eta if self.args.nthr_eta is not None
+                   else 2 * abs(0.5 - float(positive[rows].float().mean())))
+            scores = nthr_scores(hidden[rows], probs[rows], batch["completion_ids"][rows],
+                                 mask[rows], positive[rows])
+            selected = nthr_select(scores, mask[rows], positive[rows], negative[rows],
+                                   self.args.nthr_beta)
+            factors[rows][selected] = eta
+        wrong = mask & negative.unsqueeze(1)
+        share = ((factors != 1) & wrong).sum() / wrong.sum().clamp(min=1)
+        mode = "train" if self.model.training else "eval"
+        self._metrics[mode]["frac_nthr"].append(self.accelerator.gather(share).mean().item())
+        return factors
+
+    def nthr_inputs(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        """For every completion token of ``batch``: the hidden embedding that the output
+        layer maps to its logits (the last hidden state, after the final norm), (B, T, d),
+        and the policy's next-token distribution at ``args.temperature``, (B, T, V), both
+        float32, from a pass without gradients, ``per_device_train_batch_size`` rows at a
+        time; zeros are not written for padding (every use masks it)."""
+        prompt, completion = batch["prompt_ids"], batch["completion_ids"]
+        ids = torch.cat([prompt, completion], dim=1)
+        attention = torch.cat([batch["prompt_mask"], batch["completion_mask"]], dim=1)
+        cols = slice(prompt.shape[1] - 1, ids.shape[1] - 1)  # position k-1 predicts token k
+        hidden, probs = [], []
+        with torch.no_grad():
+            for chunk in torch.arange(len(ids)).split(self.args.per_device_train_batch_size):
+                with self.accelerator.autocast():
+                    out = self.model(input_ids=ids[chunk], attention_mask=attention[chunk],
+                                     output_hidden_states=True, use_cache=False)
+                hidden.append(out.hidden_states[-1][:, cols].float())
+                probs.append(torch.softmax(out.logits[:, cols].float() / self.temperature, -1))
+        return torch.cat(hidden), torch.cat(probs)
 
     def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations,
                               has_tool_images=False):
@@ -314,6 +435,47 @@ class GRPONTrainer(GRPOTrainer):
         in a later epoch sees the same prompts as an uninterrupted one (TRL's sampler draws its
         epochs from one generator that a restart would reset)."""
         return EpochSeeded(super()._get_train_sampler(dataset))
+
+
+def first_weighted(keep: torch.Tensor, weight: float) -> torch.Tensor:
+    """The loss-only mask ``keep`` as float weights, its first column (the first completion
+    token) times ``weight`` (``GRPONConfig.first_weight``)."""
+    keep = keep.to(torch.float32)
+    keep[:, 0] = keep[:, 0] * weight
+    return keep
+
+
+def nthr_scores(hidden: torch.Tensor, probs: torch.Tensor, ids: torch.Tensor,
+                mask: torch.Tensor, positive: torch.Tensor) -> torch.Tensor:
+    """NTHR's score of every token of one group against its correct samples' tokens
+    (Deng et al., Eq. 7): s_t = sum over the tokens k of the ``positive`` samples of
+    alpha(k, t) <h_k, h_t>, with alpha(k, t) = <e_(y_k) - q_k, e_(y_t) - q_t> the inner
+    product of the prediction errors over the whole vocabulary, q a token's next-token
+    distribution. ``hidden`` (n, T, d), ``probs`` (n, T, V), ``ids`` and ``mask`` (n, T),
+    ``positive`` (n,); (n, T), zero where ``mask`` is not. For a wrong sample's token it is
+    the NTHR s-; for a correct one's, the s+ that the threshold averages. Computed as a sum
+    over pairs of tokens (alpha from the ids and q alone, no one-hot vector)."""
+    rows = torch.arange(len(mask), device=mask.device).unsqueeze(1).expand_as(mask)[mask]
+    h, q, y = hidden[mask].double(), probs[mask].double(), ids[mask]
+    qy = q[:, y]  # qy[a, b] = q_a(y_b)
+    alpha = (y.unsqueeze(1) == y.unsqueeze(0)).double() - qy - qy.T + q @ q.T
+    scores = (alpha * (h @ h.T))[positive[rows]].sum(0)
+    out = torch.zeros(mask.shape, dtype=torch.float32, device=mask.device)
+    out[mask] = scores.float()
+    return out
+
+
+def nthr_select(scores: torch.Tensor, mask: torch.Tensor, positive: torch.Tensor,
+                negative: torch.Tensor, beta: float) -> torch.Tensor:
+    """The tokens of one group's ``negative`` samples that NTHR selects (Deng et al.,
+    Algorithm 1): score above tau = ``beta`` times the least, over the ``positive`` samples,
+    of the mean score of a sample's tokens; (n, T) bool. None selected without a positive
+    sample that has a token."""
+    means = [scores[i][mask[i]].mean() for i in range(len(mask)) if positive[i] and mask[i].any()]
+    if not means:
+        return torch.zeros_like(mask)
+    tau = beta * torch.stack(means).min()
+    return (scores > tau) & mask & negative.unsqueeze(1)
 
 
 class EpochSeeded(Sampler):
