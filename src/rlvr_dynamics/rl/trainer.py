@@ -279,7 +279,7 @@ class GRPONTrainer(GRPOTrainer):
                                    self.args.nthr_beta)
             factors[rows][selected] = eta
         wrong = mask & negative.unsqueeze(1)
-        share = ((factors != 1) & wrong).sum() / wrong.sum().clamp(min=1)
+        share = (((factors != 1) & wrong).sum() / wrong.sum().clamp(min=1)).reshape(1)
         mode = "train" if self.model.training else "eval"
         self._metrics[mode]["frac_nthr"].append(self.accelerator.gather(share).mean().item())
         return factors
