@@ -37,16 +37,22 @@ def resume_config(model: str):
                   checkpoint_every=3, beta=1e-3, entropy_coef=1e-4)
 
 
-@pytest.mark.slow
-def test_killed_run_resumes_to_the_same_end(tmp_path, monkeypatch):
+def tiny_model(tmp_path):
+    """A tiny character-level model saved in ``tmp_path/tiny``."""
     from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
     from rlvr_dynamics.tasks.sums import ALPHABET
-    from rlvr_dynamics.rl.runs import load_dynamics, run_dir, train
-
     model = tmp_path / "tiny"
     tok = char_tokenizer(ALPHABET)
     tiny_qwen2(tok, hidden=32, layers=2, seed=0).save_pretrained(model)
     tok.save_pretrained(model)
+    return model
+
+
+@pytest.mark.slow
+def test_killed_run_resumes_to_the_same_end(tmp_path, monkeypatch):
+    from rlvr_dynamics.rl.runs import load_dynamics, run_dir, train
+
+    model = tiny_model(tmp_path)
     cfg = resume_config(str(model))
 
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "uninterrupted"))
@@ -84,16 +90,10 @@ def test_killed_run_resumes_to_the_same_end(tmp_path, monkeypatch):
 def test_a_part_begins_no_run_after_its_time(tmp_path, monkeypatch):
     """Past ``RLVR_STOP_AFTER`` a run not yet trained is refused before anything loads, naming
     the run; a finished run is still found; before that time the run trains."""
-    from rlvr_dynamics.models import char_tokenizer, tiny_qwen2
     from rlvr_dynamics.store import PartOver
-    from rlvr_dynamics.tasks.sums import ALPHABET
     from rlvr_dynamics.rl.runs import train
 
-    model = tmp_path / "tiny"
-    tok = char_tokenizer(ALPHABET)
-    tiny_qwen2(tok, hidden=32, layers=2, seed=0).save_pretrained(model)
-    tok.save_pretrained(model)
-    cfg = resume_config(str(model))
+    cfg = resume_config(str(tiny_model(tmp_path)))
     monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("RLVR_STOP_AFTER", "2026-01-01T00:00:00+00:00")
     with pytest.raises(PartOver, match="seed 0 .* not begun: this part begins no run after "
