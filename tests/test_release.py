@@ -382,3 +382,20 @@ def test_the_ledger_records_every_part_started_and_closes_those_released(roots, 
     (repo / "src" / "code.py").write_text("x = 3\n")
     with pytest.raises(release.ReleaseError, match="uncommitted changes under src/"):
         release.start_part(PROFILE, repo=repo)
+
+
+def test_a_chapter_is_drawn_from_its_profile_else_from_the_default(tmp_path, monkeypatch):
+    """``publish.shown``: the chosen profile where it has a build here or a release, else the
+    default where that has either (``assemble`` falls back the same way), else the chosen."""
+    from rlvr_dynamics import publish
+    monkeypatch.setenv("RLVR_BUILD", str(tmp_path / "build"))
+    monkeypatch.setenv("RLVR_RELEASE", str(tmp_path / "release"))
+
+    def source():
+        return dict(publish.shown("cpu", {"training": "cpu-nsr"}, {}))["training"]
+    assert source() == "cpu-nsr"                              # neither: named as missing
+    store.write_json(tmp_path / "release" / "cpu" / "manifest.json", {"parts": [{"part": 1}]})
+    assert source() == "cpu"                                  # the default's release
+    (tmp_path / "build" / "cpu-nsr" / "book" / "notebooks").mkdir(parents=True)
+    (tmp_path / "build" / "cpu-nsr" / "book" / "notebooks" / "training.ipynb").write_text("{}")
+    assert source() == "cpu-nsr"                              # its own build

@@ -174,3 +174,16 @@ def test_the_scenario_is_checked_before_any_run(regimes, controls, match):
     else:
         with pytest.raises(Exception, match=match):
             chapter.Params.parse(kw)
+
+
+def test_both_stages_claims_no_margin_of_its_own():
+    """The decisive check combines the checks above it: its row carries no margin, and the
+    page's legend says it reads theirs (it once gave it stage 1's)."""
+    from rlvr_dynamics.chapters.scenario import BOTH
+    from rlvr_dynamics.chapters.scenario.shown import verdict_table
+    rows = chapter.verdict_rows(runs(0.6, 0.0, 8.0), {"arm": "control"}, INFORMS, {})
+    both = rows[rows["check"] == BOTH]
+    assert len(both) and both["margin"].isna().all()
+    legend = verdict_table(rows, "lm_two_stages").to_html()
+    assert "the margins of those checks" in legend
+    assert f"margin {FALL_MARGIN:g}" in legend                    # stage 1 keeps its own

@@ -52,6 +52,24 @@ def tiny(tmp_path_factory) -> str:
     return str(path)
 
 
+@pytest.fixture(scope="module")
+def tiny_llama(tmp_path_factory) -> str:
+    """An untrained tiny Llama (SmolLM2's architecture: grouped keys and values, tied
+    embeddings) with the sums tokenizer, saved."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    path = tmp_path_factory.mktemp("tiny_llama")
+    tok = char_tokenizer(ALPHABET)
+    torch.manual_seed(0)
+    LlamaForCausalLM(LlamaConfig(
+        vocab_size=len(tok), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, tie_word_embeddings=True,
+        pad_token_id=tok.pad_token_id, bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id)).save_pretrained(path)
+    tok.save_pretrained(path)
+    return str(path)
+
+
 @dataclass(frozen=True)
 class SomeHopeless(Parity):
     """``Parity`` with every fourth prompt unsolvable: its groups are all wrong."""
@@ -295,17 +313,17 @@ def test_the_passes_without_padding_are_trls_up_to_rounding(tiny, tmp_path, batc
     assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-5)
 
 
-@pytest.mark.parametrize("batch_size,shared_prompt", [(None, False), (3, False), (3, True)])
+@pytest.mark.parametrize("batch_size,packed", [(None, False), (3, False), (3, True)])
 def test_the_first_token_passes_are_trls_first_column(tiny, tmp_path, monkeypatch, batch_size,
-                                                     shared_prompt):
+                                                     packed):
     """Under ``first_only`` the passes, cut after the first completion token, give TRL's
     log-prob, entropy and gradient at that token (zeros after it), whichever pass they go
     through; a cut that leaves out the first completion token's own column (the planted bug:
     the last prompt token scored instead) is caught."""
-    trainer, _ = generation(config(tiny, shared_prompt=shared_prompt), tmp_path)
+    trainer, _ = generation(config(tiny, packed=packed), tmp_path)
     monkeypatch.setattr(trainer.args, "first_only", True)
     ids, mask, keep = padded_batch(trainer, LENGTHS)
-    if shared_prompt:
+    if packed:
         ids, mask, keep = grouped_batch(trainer, [9, 5, 7], [[2, 11, 1], [4, 4, 12], [3, 1, 6]])
     first = mask[:, -keep:].bool() & (torch.arange(keep) == 0)
     theirs = same_passes(trainer, type(trainer)._get_per_token_logps_and_entropies,
@@ -338,28 +356,46 @@ def grouped_batch(trainer, prompts: list[int], completions: list[list[int]]):
     return ids[shuffle], mask[shuffle], keep
 
 
-@pytest.mark.parametrize("batch_size,lora_rank", [(None, 0), (4, 0), (None, 4)])
-def test_the_shared_prompt_passes_are_trls_up_to_rounding(tiny, tmp_path, monkeypatch,
-                                                          batch_size, lora_rank):
-    """``shared_prompt_passes`` (each distinct prompt through the model once, its cache copied
-    to its completions' rows) gives TRL's per-token log-probs, entropies and gradients on every
-    completion token, in the batch's order, zeros on the padding, in one chunk, in chunks that
-    split groups, and through LoRA; a pass that copies each row another prompt's cache (the
-    planted bug) is caught."""
-    from transformers import DynamicCache
+@pytest.mark.parametrize("model,batch_size,lora_rank,attention", [
+    ("qwen2", None, 0, "sdpa"), ("qwen2", 4, 0, "sdpa"), ("qwen2", None, 4, "sdpa"),
+    ("qwen2", 4, 0, "eager"), ("llama", 4, 4, "sdpa")])
+def test_the_packed_passes_are_trls_up_to_rounding(tiny, tiny_llama, tmp_path, monkeypatch,
+                                                   model, batch_size, lora_rank, attention):
+    """``packed_passes`` (a row per distinct prompt of a chunk: the prompt once, then each
+    completion attending to the prompt and to itself) gives TRL's per-token log-probs,
+    entropies and gradients on every completion token, in the batch's order, zeros on the
+    padding and on a completion masked out whole, in one chunk, in chunks that split groups,
+    through LoRA, under eager attention's additive mask and on a Llama (SmolLM2's
+    architecture); the packed rows hold each distinct prompt once and each completion's own
+    tokens, nothing else; a mask that lets a group's completions see each other (the planted
+    bug) is caught."""
+    from rlvr_dynamics.rl import packing
 
-    trainer, _ = generation(config(tiny, shared_prompt=True, lora_rank=lora_rank), tmp_path)
-    ids, mask, keep = grouped_batch(trainer, [9, 5, 7], [[2, 11, 1], [4, 4, 12], [3, 1, 6]])
+    path = tiny if model == "qwen2" else tiny_llama
+    trainer, _ = generation(config(path, packed=True, lora_rank=lora_rank), tmp_path)
+    if attention != "sdpa":
+        trainer.model.set_attn_implementation(attention)
+    assert trainer.model.config._attn_implementation == attention
+    prompts, completions = [9, 5, 7], [[2, 11, 1], [4, 0, 12], [3, 1, 6]]
+    ids, mask, keep = grouped_batch(trainer, prompts, completions)
     completion = mask[:, -keep:].bool()
-    theirs = same_passes(trainer, type(trainer).shared_prompt_passes, (ids, mask, keep, batch_size))
-    assert trainer.args.shared_prompt  # the trainer's own passes take this path
+    theirs = same_passes(trainer, type(trainer).packed_passes, (ids, mask, keep, batch_size))
+    assert trainer.args.packed  # the trainer's own passes take this path
+    packed = packing.pack(ids, mask, keep, trainer.processing_class.pad_token_id)
+    assert sorted(packed.prompt_mask.sum(1).tolist()) == sorted(p - 1 for p in prompts)
+    assert packed.input_ids.shape[1] == int(completion.sum())
 
-    reorder = DynamicCache.reorder_cache
-    monkeypatch.setattr(DynamicCache, "reorder_cache",
-                        lambda self, rows: reorder(self, (rows + 1) % (int(rows.max()) + 1)))
+    allowed = packing.allowed
+
+    def sees_its_group(packed):  # the planted bug: a completion sees the group's earlier ones
+        ok = allowed(packed)
+        S, g = packed.input_ids.shape[1], packed.group[0]
+        ok[:, -S:] |= torch.ones(S, S, dtype=torch.bool).tril() & (g[:, None] == g)
+        return ok
+
+    monkeypatch.setattr(packing, "allowed", sees_its_group)
     with torch.no_grad():
-        bad = type(trainer).shared_prompt_passes(trainer, trainer.model, ids, mask, keep,
-                                                 batch_size)[0]
+        bad = type(trainer).packed_passes(trainer, trainer.model, ids, mask, keep, batch_size)[0]
     assert not torch.allclose(bad[completion], theirs[0][completion].detach(), atol=1e-3)
 
 
@@ -438,6 +474,8 @@ def test_bad_configurations_fail_before_any_model_loads(tiny, tmp_path, monkeypa
         config("/no/such/model")
     with pytest.raises(ValueError, match="grpo_n trains on negative samples only"):
         config(tiny, "grpo_n", positive_weight=0.5)
+    with pytest.raises(ValueError, match="packed=True needs gradient_checkpointing=False"):
+        config(tiny, packed=True, gradient_checkpointing=True)
     monkeypatch.setenv("WORLD_SIZE", "3")  # 16 completions per update do not split over 3
     with pytest.raises(ValueError, match=r"update_batch=16 is not divisible by micro_batch=16 "
                                          r"x 3 device\(s\)"):
@@ -670,8 +708,9 @@ def test_rollouts_come_from_the_project_sampler_seeded_by_the_update(tiny, tmp_p
                                                                      monkeypatch):
     """Where TRL would call ``generate``, the trainer draws each group's completions with the
     book's sampler from a seed of (run seed, update, process): the same rollouts as that
-    sampler's at that seed, a group's prompt prefilled once, TRL's stop tokens kept at the end;
-    with top-k set (which the sampler does not do) TRL's own generation runs."""
+    sampler's at that seed, a group's prompt prefilled once, every row in one decoding loop,
+    TRL's stop tokens kept at the end; with top-k set (which the sampler does not do) TRL's own
+    generation runs."""
     import numpy as np
 
     import rlvr_dynamics.rl.runs as run
@@ -682,7 +721,11 @@ def test_rollouts_come_from_the_project_sampler_seeded_by_the_update(tiny, tmp_p
     tok = trainer.processing_class
     ids = [tok("3+4=")["input_ids"]] * G + [tok("5+1=")["input_ids"]] * G
     trainer.state.global_step = 7
+    loops, decode = [], TransformersBackend._decode
+    monkeypatch.setattr(TransformersBackend, "_decode",
+                        lambda self, batch, *a: loops.append(len(batch)) or decode(self, batch, *a))
     got, logprobs = trainer._generate_single_turn(ids, None, {}, G)
+    assert loops == [len(ids)]
     seed = int(np.random.SeedSequence([0, 7, 0]).generate_state(1)[0])
     want = TransformersBackend(trainer.model, tok, batch_size=len(ids), progress=False,
                                stops=trainer.eos_token_ids).generate_ids(

@@ -219,10 +219,21 @@ def assemble(default: str, chosen: dict[str, str], root: Path, builds: Path | No
     return report
 
 
+def executed(profile: str, chapter: str) -> bool:
+    """Whether a build here has executed ``chapter`` under ``profile``."""
+    return (execution.builds() / profile / "book" / "notebooks" / f"{chapter}.ipynb").is_file()
+
+
 def shown(default: str, chosen: dict[str, str], also: dict[str, list[str]]
           ) -> list[tuple[str, str]]:
-    """Every (chapter, profile) the published book shows."""
-    return ([(name, chosen.get(name, default)) for name in chapters()]
+    """Every (chapter, profile) the published book shows: each chapter from the profile
+    ``chosen`` names, or from the ``default`` where that profile has neither a build here nor
+    a release (as ``assemble`` falls back); each page of ``also``."""
+    def source(name: str) -> str:
+        wanted = chosen.get(name, default)
+        return next((p for p in (wanted, default)
+                     if executed(p, name) or release.manifest_of(p)["parts"]), wanted)
+    return ([(name, source(name)) for name in chapters()]
             + [(name, p) for name, ps in also.items() for p in ps])
 
 
@@ -254,8 +265,7 @@ def from_release(pairs: list[tuple[str, str]]) -> dict[str, str]:
     could not be drawn."""
     failed, builds = {}, execution.builds()
     todo = [(n, p) for n, p in dict.fromkeys(pairs)
-            if not (builds / p / "book" / "notebooks" / f"{n}.ipynb").is_file()
-            and release.provenance(p) is not None]
+            if not executed(p, n) and release.manifest_of(p)["parts"]]
     for profile in dict.fromkeys(p for _, p in todo):
         names = [n for n, p in todo if p == profile]
         with lock.held(profile):

@@ -4,6 +4,8 @@ Appendix B.5 and C.2), and the lambda-weighted family between GRPO and GRPO-N.
 * ``algorithms``: the registry of algorithms (importance-sampling level, lambda, aggregation);
 * ``trainer``: the one small subclass of TRL's trainer that the -N variants and lambda need
   (and the options that leave tokens or samples out of the loss);
+* ``packing``: the packed passes' layout (each distinct prompt once, completions without
+  padding, each seeing its prompt and itself alone);
 * ``config``: ``Settings`` (a run's shared settings, declared once, with their ranges) and
   ``TrainConfig`` (everything that determines a run: its cache key), checked before any model
   loads;

@@ -80,16 +80,16 @@ class Settings(BaseModel):
     bf16: bool = False
     gradient_checkpointing: bool = False
     lora_rank: Int(0) = 0
-    shared_prompt: bool = False  # each distinct prompt scored once (trainer.GRPONConfig)
+    packed: bool = False  # each group's completions packed after its prompt (trainer.GRPONConfig)
     optimizer: Literal[OPTIMIZERS] = "adam"  # OPTIMIZERS; learning_rate is its step size
 
     @model_validator(mode="after")
     def _fit_together(self):
         check_sizes(self.num_generations, self.generation_batch, self.update_batch,
                     self.micro_batch)
-        if self.shared_prompt and self.gradient_checkpointing:
-            raise ValueError("shared_prompt=True needs gradient_checkpointing=False (a "
-                             "checkpointed forward keeps no cache of the prompt)")
+        if self.packed and self.gradient_checkpointing:
+            raise ValueError("packed=True needs gradient_checkpointing=False (a checkpointed "
+                             "forward keeps no cache of the prompts)")
         if self.dual_clip is not None and not self.dual_clip > 1 + self.epsilon:
             raise ValueError(f"dual_clip={self.dual_clip!r} must be None or > 1 + epsilon "
                              f"({1 + self.epsilon:g})")

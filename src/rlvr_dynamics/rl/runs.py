@@ -169,7 +169,7 @@ def grpo_args(cfg: TrainConfig, output_dir: Path):
         first_only=cfg.first_character_only,
         after_first=cfg.after_first_character,
         spared=tuple(f"trace_{name}" for name in cfg.spared_negatives),  # data.trace_functions
-        shared_prompt=cfg.shared_prompt,
+        packed=cfg.packed,
         importance_sampling_level=algorithms.get(cfg.algorithm).importance_sampling_level,
         loss_type=algorithms.get(cfg.algorithm).aggregation or cfg.loss_type,  # GSPO: per sequence
         scale_rewards="group",

@@ -5,9 +5,11 @@ shuffling seed per epoch, which makes resumed runs exact, and, where TRL would c
 ``model.generate`` (no vLLM, text only, no top-k, min-p or repetition penalty), the rollouts
 drawn by the project's sampler (``sampling.TransformersBackend``: about half of
 ``generate``'s time for SmolLM2, ``bench/bench_smollm2_step.py``) from a seed of the run's seed
-and the update, so a resumed run draws what an uninterrupted one would. Two options make its
-passes cheaper without changing what they compute: ``shared_prompt`` (each distinct prompt
-scored once) and, under ``first_only``, the passes cut after the first completion token."""
+and the update, so a resumed run draws what an uninterrupted one would (one decoding loop for
+all of a generation batch's rows). Two options make its passes cheaper without changing what
+they compute: ``packed`` (each distinct prompt computed once, the completions without padding:
+``rl.packing``) and, under ``first_only``, the passes cut after the first completion
+token."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -21,6 +23,7 @@ from transformers import DynamicCache
 from trl import GRPOConfig, GRPOTrainer
 from trl.models import unwrap_model_for_generation
 
+from rlvr_dynamics.rl import packing
 from rlvr_dynamics.sampling import SamplingParams, TransformersBackend
 
 
@@ -52,13 +55,14 @@ class GRPONConfig(GRPOConfig):
                           "train the path choice only), and the passes over prompt and "
                           "completion cut after that token (nothing later is read)."})
 
-    shared_prompt: bool = field(
+    packed: bool = field(
         default=False,
-        metadata={"help": "score each distinct prompt once in the passes over prompt and "
-                          "completion (old policy, reference, loss) and copy its keys and "
-                          "values to the rows of its completions: the same log-probabilities "
-                          "up to rounding, several times cheaper where prompts are long "
-                          "(SmolLM2's system message and worked example)."})
+        metadata={"help": "pack the passes over prompt and completion (old policy, reference, "
+                          "loss): each distinct prompt of a chunk once, followed by its "
+                          "completions, each attending to the prompt and to itself alone "
+                          "(``rl.packing``): the same log-probabilities up to rounding, "
+                          "computing neither a repeated prompt nor any padding (SmolLM2's "
+                          "long prompt: system message and worked example)."})
 
     after_first: bool = field(
         default=False,
@@ -92,8 +96,8 @@ class GRPONTrainer(GRPOTrainer):
     is negative (the samples that -N trains on); and, with ``args.without``, leaves out of the
     update every group that holds a sample marked by one of those reward functions
     (``left_out``), logging ``frac_left_out``; with ``args.first_only``, trains on the first
-    completion token alone (``first_token_passes``); with ``args.shared_prompt``, scores each
-    distinct prompt once (``shared_prompt_passes``); with ``args.after_first`` or
+    completion token alone (``first_token_passes``); with ``args.packed``, computes each
+    distinct prompt once and no padding (``packed_passes``); with ``args.after_first`` or
     ``args.spared``, leaves the first completion token, or the negative samples marked by
     those reward functions, out of the loss (``loss_masked``), logging ``frac_spared``.
     """
@@ -214,9 +218,9 @@ class GRPONTrainer(GRPOTrainer):
         if self.args.first_only and logits_to_keep > 1:
             return self.first_token_passes(model, input_ids, attention_mask, logits_to_keep,
                                            batch_size, **kwargs)
-        if self.args.shared_prompt:
-            return self.shared_prompt_passes(model, input_ids, attention_mask, logits_to_keep,
-                                             batch_size, **kwargs)
+        if self.args.packed:
+            return self.packed_passes(model, input_ids, attention_mask, logits_to_keep,
+                                      batch_size, **kwargs)
         n, width = input_ids.shape
         used = attention_mask.bool()
         first = used.int().argmax(dim=1)
@@ -251,49 +255,56 @@ class GRPONTrainer(GRPOTrainer):
         pad = (0, logits_to_keep - 1)
         return F.pad(logps, pad), None if entropies is None else F.pad(entropies, pad), aux
 
-    def shared_prompt_passes(self, model, input_ids, attention_mask, logits_to_keep,
-                             batch_size=None, compute_entropy=False, compute_aux_loss=False,
-                             **multimodal):
-        """``_get_per_token_logps_and_entropies`` with each distinct prompt computed once
-        (``args.shared_prompt``): the rows taken ``batch_size`` at a time grouped by prompt;
-        in a chunk, every distinct prompt but its last token goes through the model as one row
-        whose keys and values (``DynamicCache``) are copied to the rows of its completions
-        (``Cache.reorder_cache``), then the last prompt token and the completions run on them,
-        scored by TRL's fused head as TRL scores them. The positions are TRL's, all shifted
-        alike by the columns no prompt of the chunk uses (rotary attention does not see it);
-        gradients flow back through the copies into the one pass over the prompt. Equal to
-        TRL's up to rounding (``tests/test_training.py``); a group of G completions costs one
-        prompt instead of G. Text only: ``multimodal`` holds TRL's image inputs, all None."""
+    def packed_passes(self, model, input_ids, attention_mask, logits_to_keep, batch_size=None,
+                      compute_entropy=False, compute_aux_loss=False, **multimodal):
+        """``_get_per_token_logps_and_entropies`` with the rows packed (``args.packed``): taken
+        ``batch_size`` at a time grouped by prompt, each chunk packed (``packing.pack``): its
+        distinct prompts go through the model once, a row each, their keys and values
+        (``DynamicCache``) laid end to end as one row (``packing.one_row``); then its
+        completions, one after the other in one row, run on them under the mask that lets each
+        see its own prompt and itself alone (``packing.allowed``), scored by TRL's fused head
+        as TRL scores them (pre-shifted labels: every position one scored token); gradients
+        flow back through the cache into the prompts' pass. The results come back in the
+        batch's order (``packing.unpack``), zeros on the padding. Equal to TRL's up to
+        rounding (``tests/test_training.py``); a group of G completions costs its prompt
+        once and its completions' own tokens. A chunk without a completion token goes to
+        TRL's pass (a differentiable zero). Text only: ``multimodal`` holds TRL's image
+        inputs, all None."""
         if compute_aux_loss:
-            raise ValueError("shared_prompt: the MoE auxiliary loss is not supported")
+            raise ValueError("packed: the MoE auxiliary loss is not supported")
         n, width = input_ids.shape
-        split = width - logits_to_keep  # the prompt's columns
-        prompt = torch.cat([input_ids[:, :split], attention_mask[:, :split]], dim=1)
+        prompt = torch.cat([input_ids[:, :width - logits_to_keep],
+                            attention_mask[:, :width - logits_to_keep]], dim=1)
         _, inverse = torch.unique(prompt, dim=0, return_inverse=True)
         order = torch.argsort(inverse, stable=True)
-        used = attention_mask.bool()
-        first = used.int().argmax(dim=1)
-        end = width - used.flip(1).int().argmax(dim=1)
         logps, entropies = [], []
         for chunk in order.split(batch_size or n):
-            lo, hi = int(first[chunk].min()), int(end[chunk].max())
-            ids, mask = input_ids[chunk], attention_mask[chunk]
-            distinct, owner = torch.unique(inverse[chunk], return_inverse=True)
-            one = torch.stack([torch.nonzero(owner == j)[0, 0] for j in range(len(distinct))])
+            packed = packing.pack(input_ids[chunk], attention_mask[chunk], logits_to_keep,
+                                  self.processing_class.pad_token_id)
+            if packed.input_ids.numel() == 0:
+                logp, entropy, _ = super()._get_per_token_logps_and_entropies(
+                    model, input_ids[chunk], attention_mask[chunk], logits_to_keep, len(chunk),
+                    compute_entropy=compute_entropy)
+                logps.append(logp)
+                entropies.append(entropy)
+                continue
             cache = DynamicCache(config=model.config)  # stays empty for one-token prompts
-            if lo < split - 1:
+            if packed.prompt_ids.shape[1]:
                 with self.accelerator.autocast():
-                    model(input_ids=ids[one, lo:split - 1], attention_mask=mask[one, lo:split - 1],
-                          cache=cache, use_cache=True, logits_to_keep=1)
-                cache.reorder_cache(owner)
-            suffix = ids[:, split - 1:hi]
-            labels = suffix.masked_fill(mask[:, split - 1:hi] == 0, -100)
+                    model(input_ids=packed.prompt_ids, attention_mask=packed.prompt_mask,
+                          position_ids=packed.prompt_positions, cache=cache, use_cache=True,
+                          logits_to_keep=1)
+                packing.one_row(cache)
+            mask = packing.attention_mask(packing.allowed(packed),
+                                          model.config._attn_implementation, model.dtype)
             with self.accelerator.autocast():
-                out = model(input_ids=suffix, attention_mask=mask[:, lo:hi], cache=cache,
-                            labels=labels, fused_lm_head=True)
-            logps.append(F.pad(out.log_probs, (0, width - hi)))
+                out = model(input_ids=packed.input_ids, position_ids=packed.position_ids,
+                            attention_mask=mask, cache=cache, shift_labels=packed.labels,
+                            fused_lm_head=True)
+            logps.append(packing.unpack(out.log_probs, packed, len(chunk), logits_to_keep))
             if compute_entropy:
-                entropies.append(F.pad(out.entropy, (0, width - hi)))
+                entropies.append(packing.unpack(out.entropy, packed, len(chunk),
+                                                logits_to_keep))
         back = torch.argsort(order)
         return (torch.cat(logps)[back], torch.cat(entropies)[back] if compute_entropy else None,
                 None)

@@ -21,7 +21,8 @@ the paper's Table 2 trains), on chat sums of several difficulties.
   releases it, a commit keeps it); runs are judged only where they began from such a commit
   (``plan.admitted``): phase 2.
 * *The runs, in parts.* The training chapter's settings with ``train``'s changes for this model
-  (LoRA, its learning rate, batch and token budget), on
+  (LoRA, its learning rate, batch and token budget, and the packed passes, ``rl.packing``: the
+  same log-probabilities up to rounding, each long prompt computed once and no padding), on
   ``tasks.arithmetic.ArithmeticMix(levels)``, GRPO and GRPO-N over ``seeds``, look after look
   (``looks``). Each job trains one run and then evaluates it (``run_job``), so that a part
   stopped by ``store.PartOver`` has evaluated every run it finished; the next part restores
@@ -107,7 +108,8 @@ class Params(ChapterParams):
         "model": "smollm2", "task": "arith", "lora_rank": 16, "learning_rate": 1e-4,
         "steps": 96, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
         "micro_batch": 8, "entropy_coef": 0.0, "max_completion_length": 64, "context": 256,
-        "eval_every": 16, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 8}
+        "eval_every": 16, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 8,
+        "packed": True}
     levels: ListOf(Level) = [[1, 2], [1, 3]]
     ood_levels: ListOf(Level, 0) = [[2, 2]]
     difficulty_levels: ListOf(Level) = [[1, 2], [1, 3], [1, 4], [2, 2], [2, 3]]

@@ -235,6 +235,8 @@ def rules_table() -> pd.DataFrame:
     was chosen: before the data it judges, or after (the page marks the conclusions that rest
     on the latter)."""
     after = "after the data it judges (earlier builds)"
+    unrecorded = ("not recorded (it came with the code that first read the data): taken as "
+                  "after the data it judges")
     reproduction = "before the model's runs (the reproduction chapter's)"
     rows = [("a cell's crossover agrees with its registration: a factor", f"{AGREE_FACTOR:g}",
              "regimes.crossover.AGREE_FACTOR", after),
@@ -250,7 +252,7 @@ def rules_table() -> pd.DataFrame:
             ("GRPO-N's answer entropy above GRPO's: nats", f"{ENTROPY_MARGIN:g}",
              "regimes.stages.ENTROPY_MARGIN", reproduction),
             ("two toy times count as the same: relative", f"{100 * TOY_SAME:.0f} %",
-             "regimes.toy_mapping.TOY_SAME", after),
+             "regimes.toy_mapping.TOY_SAME", unrecorded),
             ("two LM medians count as the same: one probe interval", "-",
              "regimes.toy_mapping.order_agreement, orderings", after)]
     return pd.DataFrame(rows, columns=["rule", "value", "where", "chosen"]).set_index("rule")

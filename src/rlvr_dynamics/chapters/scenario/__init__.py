@@ -87,7 +87,7 @@ def signs(values) -> tuple[int, int]:
 def _row(claim: str, arm: str, algorithm: str, check: str, asks: str, statistic: str,
          effect: stats.Effect | None, margin: float, outcome: str, votes: bool,
          values=None) -> dict:
-    e = effect or stats.Effect(np.nan, np.nan, np.nan, margin)
+    e = effect or stats.Effect(np.nan, np.nan, np.nan, 0.0)  # no estimate: a placeholder
     seeds = None if values is None else tuple(float(v) for v in values)
     return dict(zip(ROWS, (claim, arm, algorithm, check, asks, statistic, e.estimate, e.low,
                            e.high, margin, outcome, votes, seeds,
@@ -139,7 +139,7 @@ def verdict_rows(table: pd.DataFrame, controls: dict[str, str],
                 rows.append(_row("lm_two_stages", arm, algo, check, CHECKS[check], statistic,
                                  effect, margin, v["checks"][check], False, values))
             rows.append(_row("lm_two_stages", arm, algo, BOTH, CHECKS[BOTH], "the checks above",
-                             None, FALL_MARGIN, v["verdict"], algo == "GRPO"))
+                             None, np.nan, v["verdict"], algo == "GRPO"))  # theirs
         mine = table[table["regime"] == arm]
         for name, e in large_k(mine, ok).items():
             rows.append(_row("large_k", arm, "", name, name, "mid-curve Pass@k at the end on "

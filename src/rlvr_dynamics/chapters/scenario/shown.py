@@ -155,8 +155,9 @@ def verdict_table(rows: pd.DataFrame, claim: str):
     table = cells.pivot(index=["arm", "algorithm"], columns="check", values="cell")
     table = table[list(dict.fromkeys(part["check"]))]
     table.columns.name = None
-    legend = {check: (check, f"{g['asks'].iloc[0]} (statistic: {g['statistic'].iloc[0]}; margin "
-                             f"{g['margin'].iloc[0]:g})")
+    legend = {check: (check, f"{g['asks'].iloc[0]} (statistic: {g['statistic'].iloc[0]}; "
+                             + ("the margins of those checks" if np.isnan(g["margin"].iloc[0])
+                                else f"margin {g['margin'].iloc[0]:g}") + ")")
               for check, g in part.groupby("check", sort=False)}
     return with_legend(table, legend)
 
