@@ -61,7 +61,7 @@ def test_nothing_is_shown_or_computed_where_the_source_has_not_run(tmp_path, mon
     assert not [f for f in tmp_path.rglob("*") if f.is_file()]  # it wrote nothing
     from rlvr_dynamics.report import measured_cost
     words = sentences.how_to_run(P, measured_cost(P.source))
-    assert "make part PROFILE=cpu-smollm2 HOURS=2.5" in words and "git add release/cpu-smollm2" in words
+    assert "make part PROFILE=cpu-smollm2 HOURS=0.5" in words and "git add release/cpu-smollm2" in words
     assert "The whole profile took 1 h 57 min when last measured" in words
 
 

@@ -603,7 +603,7 @@ def obtain(P: Params) -> Results | None:
             f"phase 1 done: the protocol is registered at {path}; no run begins until it is "
             f"committed in the results release. Release it (make part does at its end, or make "
             f"release PROFILE={where} PART=1), commit release/{where}, then run make part "
-            f"PROFILE={where} HOURS=2.5 again")
+            f"PROFILE={where} HOURS=0.5 again")
     grid = ordered(runs(Q, plan.hash_of(record)))
     folders: dict[tuple[str, int], Path] = {}
     seen: list[dict[str, str]] = []

@@ -155,9 +155,9 @@ def how_to_run(P: Params, cost: str) -> str:
             f"each of the paper's claims that this model can decide, with its cost as the sum "
             f"of its parts. It runs in parts of a few hours (the lab notebook's section 52): "
             f"the first registers the protocol, which is committed before any run begins:\n\n"
-            f"    make part PROFILE={P.source} HOURS=2.5   # phase 1: the protocol\n"
+            f"    make part PROFILE={P.source} HOURS=0.5   # phase 1: the protocol\n"
             f"    git add release/{P.source} && git commit -m 'protocol'\n"
-            f"    make part PROFILE={P.source} HOURS=2.5   # again, committing release/ after "
+            f"    make part PROFILE={P.source} HOURS=0.5   # again, committing release/ after "
             f"each, until it finishes\n\nthen `make publish` draws this chapter from the "
             f"release without computing anything." + cost)
 
