@@ -96,6 +96,18 @@ def git(root, *args):
                            *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
+def test_the_protocol_outlives_the_chapters_marker(tmp_path, monkeypatch):
+    """The chapter's marker begins afresh when it finishes: the protocol the runs recorded must
+    still be read back (not registered again with a new time and hash)."""
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
+    record, path = plan.register(what(), "p")
+    marker = chapter.marker("p")
+    marker.begin(fresh=True)
+    marker.finish({})
+    assert plan.entry("p", what()).done and plan.register(what(), "p")[0] == record
+    assert not path.is_relative_to(marker.path)
+
+
 def test_a_run_begun_before_the_protocol_was_committed_is_refused(tmp_path, monkeypatch):
     """Phase 2 judges only runs that recorded the protocol's hash and began from a commit whose
     results release held it byte for byte; the others are named and the judgement refused."""
@@ -168,13 +180,15 @@ def test_a_part_evaluates_every_run_it_finished_and_begins_none_after_its_time(m
     assert len(trained) == len(evaluated) == len(folders) == 4
 
 
-def test_the_lenient_grader_reads_the_same_texts_again():
+def test_the_other_grader_reads_the_same_texts_again():
     recs = {("paper", "b", "GRPO", 0): pd.DataFrame({
         "text": ["so 7", "\\boxed{7}", "\\boxed{8} 7"], "gold": ["7", "7", "7"],
         "answer": [None, "7", "8"], "correct": [False, True, False]})}
-    again = chapter.regraded(recs)[("paper", "b", "GRPO", 0)]
+    again = chapter.regraded(recs, False)[("paper", "b", "GRPO", 0)]
     assert again["correct"].tolist() == [True, True, False]
     assert again["answer"].tolist() == ["7", "7", "8"]
+    paper = chapter.regraded(recs, True)[("paper", "b", "GRPO", 0)]
+    assert paper["correct"].tolist() == [False, True, False]
 
 
 def test_a_look_reads_the_base_and_the_first_seeds():

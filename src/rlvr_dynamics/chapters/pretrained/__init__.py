@@ -33,7 +33,8 @@ the paper's Table 2 trains), on chat sums of several difficulties.
   Pass@k (Table 2's layout), the entropies (Table 4's), the problems lost and gained against
   the base (``boundary``), and the large-k and entropy claims (``comparison.claims.decided``),
   each read at the protocol's looks at the look's confidence and stopped by its rule
-  (``judged``), under the paper's grader and, beside it, the lenient one (``regraded``).
+  (``judged``), under the chosen grader (the paper's where the format allows) and, beside
+  it, the other (``regraded``).
 
 A build of another profile computes nothing here: it shows ``source``'s results where that
 profile has made them (its runs and evaluations in the store, and the marker this chapter
@@ -442,12 +443,13 @@ def at_look(recs: dict[tuple, pd.DataFrame], seeds: int) -> dict[tuple, pd.DataF
     return {k: r for k, r in recs.items() if k[2] == BASE or k[3] < seeds}
 
 
-def regraded(recs: dict[tuple, pd.DataFrame]) -> dict[tuple, pd.DataFrame]:
-    """The same samples under the lenient grader (``tasks.arithmetic.extract``: the last
-    ``\\boxed{}``, else the last integer): answers and correctness read again from the texts."""
+def regraded(recs: dict[tuple, pd.DataFrame], boxed_only: bool) -> dict[tuple, pd.DataFrame]:
+    """The same samples under another grader (``tasks.arithmetic.extract``: the last
+    ``\\boxed{}`` alone where ``boxed_only``, else the last integer where there is none):
+    answers and correctness read again from the texts, nothing sampled."""
     out = {}
     for key, r in recs.items():
-        answer = r["text"].astype(str).map(lambda t: extract(t, boxed_only=False))
+        answer = r["text"].astype(str).map(lambda t: extract(t, boxed_only=boxed_only))
         out[key] = r.assign(answer=answer, correct=answer == r["gold"].astype(str))
     return out
 
@@ -628,12 +630,13 @@ def obtain(P: Params) -> Results | None:
     return Results(where, Q, measured, table, protocol, dynamics_of(trained), recs, J)
 
 
-def lenient_outcomes(R: Results) -> dict[str, str]:
-    """claim -> its verdict under the lenient grader (``regraded``), read at the look where the
-    paper's grader stopped it: shown beside the paper's, never recorded."""
+def beside_outcomes(R: Results) -> dict[str, str]:
+    """claim -> its verdict under the other grader (``regraded``: the lenient one where the
+    chapter grades as the paper does, else the paper's), read at the look where the chapter's
+    grader stopped it: shown beside, never recorded."""
     if R.judged is None:
         return {}
-    again = regraded(R.recs)
+    again = regraded(R.recs, not R.P.boxed_only)
     out = {}
     for claim, i in R.judged.stops.items():
         look = R.judged.looks[i]

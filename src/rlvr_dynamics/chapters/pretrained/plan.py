@@ -112,10 +112,15 @@ def shortfalls(what: dict[str, Any]) -> list[str]:
     return out
 
 
+FOLDER = "pretrained-protocol"
+"""Where the protocols lie under a profile's results: beside the chapter's folder, never
+inside it (the chapter's marker begins afresh there when it finishes, which would remove the
+protocol the runs recorded, and a rebuild would register another)."""
+
+
 def entry(profile: str, what: dict[str, Any]) -> Entry:
     """The store entry of the protocol ``what`` under ``profile`` (this module's code)."""
-    return Entry(results_dir(profile, "pretrained") / "protocol" / config_key(what),
-                 code=__name__)
+    return Entry(results_dir(profile, FOLDER) / config_key(what), code=__name__)
 
 
 def register(what: dict[str, Any], profile: str) -> tuple[dict[str, Any], Path]:

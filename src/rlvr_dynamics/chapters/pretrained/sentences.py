@@ -222,14 +222,21 @@ def protocol_text(R: Results) -> str:
     return text + f" Every one of the {len(R.protocol.admitted)} runs {how}."
 
 
+def grader_name(boxed_only: bool) -> str:
+    """A grader by name: the paper's (the boxed answer alone) or the lenient one."""
+    return "paper's grader (boxed only)" if boxed_only else "lenient grader"
+
+
 def judgement_text(R: Results) -> str:
     """Why the claims are not judged (a run the protocol refused), or what the table below
     them holds."""
     if R.judged is None:
         return (f"No claim is judged: {len(R.protocol.refused)} run(s) began without the "
                 "protocol committed before them (above).")
-    return ("Each claim under the paper's grader, at the look where the protocol's rule "
-            "stopped it, with the lenient grader's verdict at the same look beside it:")
+    return (f"Each claim under the {grader_name(R.P.boxed_only)}, which trained and decides, "
+            f"at the look where the protocol's rule stopped it, with the "
+            f"{grader_name(not R.P.boxed_only)}'s verdict on the same samples at the same look "
+            "beside it:")
 
 
 def cost_text(provenance: dict | None, ledger: list[dict]) -> str:

@@ -61,15 +61,16 @@ def rules_table(R: Results):
     return styled(rows, caption="The rules that judge each claim, registered with the protocol.")
 
 
-def claims_shown(R: Results, table: pd.DataFrame, lenient: dict[str, str]) -> list:
-    """The claims' verdicts under the paper's grader with the lenient grader's beside (at the
-    same looks; the training claims read the training reward alone), or the words that say why
-    none is judged."""
+def claims_shown(R: Results, table: pd.DataFrame, beside: dict[str, str]) -> list:
+    """The claims' verdicts under the chapter's grader with the other grader's beside
+    (``chapter.beside_outcomes``, at the same looks; the training claims read the training
+    reward alone), or the words that say why none is judged."""
     words = Markdown(sentences.judgement_text(R))
     if R.judged is None:
         return [words]
-    beside = [lenient.get(c, "(the training reward's)") for c in table.index]
-    return [words, table[["ours", "verdict"]].assign(**{"lenient grader": beside})]
+    other = [beside.get(c, "(the training reward's)") for c in table.index]
+    return [words, table[["ours", "verdict"]].assign(**{sentences.grader_name(
+        not R.P.boxed_only): other})]
 
 
 def parts_table(provenance: dict | None):
