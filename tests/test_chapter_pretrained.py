@@ -30,6 +30,8 @@ def settled(profile: str, **overrides) -> chapter.Params:
     ({"algorithms": ["ppo"]}, "algorithms has 'ppo'"),
     ({"prompts": ["chat"]}, "prompts and prompt take"),
     ({"prompt": "chat"}, "prompts and prompt take"),
+    ({"looks": [3, 4]}, r"looks must increase to the 5 seeds"),
+    ({"looks": [5, 3, 5]}, r"looks must increase"),
 ])
 def test_bad_parameters_are_named(change, match):
     with pytest.raises(ParameterError, match=match):
@@ -45,8 +47,8 @@ def test_the_default_build_looks_for_the_runs_its_source_made(tmp_path, monkeypa
     marker.begin()
     marker.finish({"params": there.values()})
     assert chapter.runs(chapter.source_params(here)) == chapter.runs(there)
-    marker.finish({"params": settled("cpu-smollm2", seeds=[5]).values()})  # what it really ran
-    assert list(chapter.runs(chapter.source_params(here))) == [("grpo", 5), ("grpo_n", 5)]
+    marker.finish({"params": settled("cpu-smollm2", seeds=[5, 6], looks=[2]).values()})  # ran
+    assert list(chapter.runs(chapter.source_params(here))) == [("grpo", 5), ("grpo", 6), ("grpo_n", 5), ("grpo_n", 6)]
     cfg = chapter.runs(there)["grpo_n", 2]
     assert (cfg.model, cfg.lora_rank, cfg.positive_weight, cfg.task.levels) == (
         "smollm2", 16, 0.0, ((1, 2), (1, 3)))
@@ -59,7 +61,7 @@ def test_nothing_is_shown_or_computed_where_the_source_has_not_run(tmp_path, mon
     assert not [f for f in tmp_path.rglob("*") if f.is_file()]  # it wrote nothing
     from rlvr_dynamics.report import measured_cost
     words = sentences.how_to_run(P, measured_cost(P.source))
-    assert "make reproduce PROFILE=cpu-smollm2" in words
+    assert "make part PROFILE=cpu-smollm2 HOURS=0.5" in words and "git add release/cpu-smollm2" in words
     assert "The whole profile took 1 h 57 min when last measured" in words
 
 
@@ -96,24 +98,24 @@ def test_the_probe_spreads_over_a_mix_of_levels():
 def test_a_sampled_probe_needs_its_samples():
     P = settled("cpu-smollm2")
     cfg = chapter.runs(P)["grpo", 0]
-    assert (cfg.probe_every, cfg.probe_samples) == (8, 4)
+    assert (cfg.probe_every, cfg.probe_samples, cfg.steps, cfg.eval_every) == (24, 16, 96, 16)
     with pytest.raises(ValueError, match="probe_samples=0 must be >= 1"):
         cfg.replace(probe_samples=0)
 
 
-def test_the_claims_are_checked_on_every_training_level(monkeypatch):
+def test_the_claims_are_checked_on_every_training_level(monkeypatch, tmp_path):
     """Each training level's checks decide a claim together; the harder level's claim once:
     decided in the chapter's computing code (``decided_levels``), written out by its words."""
-    def per_level(passk, mid, entropy, bangs, settings, headline, test, ood, case, last):
+    def per_level(passk, mid, entropy, bangs, settings, headline, test, ood, case, last,
+                  confidence):
         return {"large_k": f"large_k on {test}", "ood": f"ood on {ood}"}
     monkeypatch.setattr(chapter, "decided", per_level)
     for name in ("passk_problems", "entropy_problems"):
         monkeypatch.setattr(chapter, name, lambda *a: None)
     monkeypatch.setattr(chapter, "mid_curve", lambda recs, ks: None)
     P = settled("cpu-smollm2")
-    R = chapter.Results("cpu-smollm2", P, None, None, None, {}, {})
     pairs, triples, harder = (f"arith:digits={d},terms={t}" for d, t in ((1, 2), (1, 3), (2, 2)))
-    levels = chapter.decided_levels(R, 16)
+    levels = chapter.decided_levels(P, {}, 16)
     assert levels == {"large_k": [(pairs, f"large_k on {pairs}"),
                                   (triples, f"large_k on {triples}")],
                       "ood": [(pairs, f"ood on {harder}")]}
@@ -125,14 +127,20 @@ def test_the_claims_are_checked_on_every_training_level(monkeypatch):
     monkeypatch.setattr(sentences, "comparison_rows", words)
     monkeypatch.setattr(sentences, "reading_rows", lambda rows, dynamics: [])
     monkeypatch.setattr(sentences, "verdict_rows", lambda dynamics: None)
+    looks = [{"seeds": 3, "confidence": 0.99}, {"seeds": 5, "confidence": 0.95}]
+    J = chapter.Judged(looks, [{}, {}], {"large_k": 1, "ood": 1})
+    R = chapter.Results("cpu-smollm2", P, None, None, chapter.Protocol(
+        {"looks": looks}, tmp_path, None, {}), {}, {}, J)
+    monkeypatch.setattr(sentences, "decisions", lambda P, recs, J: levels)
     rows = sentences.claim_rows(R, 16)
     assert [r["claim"] for r in rows] == ["large_k", "ood"]
     assert rows[0]["checks"] == [(f"{pairs}: d", f"v large_k on {pairs}"),
                                  (f"{triples}: d", f"v large_k on {triples}")]
     assert rows[0]["also"] == [(f"{pairs}: a", f"w large_k on {pairs}"),
                                (f"{triples}: a", f"w large_k on {triples}")]
-    assert rows[0]["ours"] == f"large_k on {pairs} ours; large_k on {triples} ours"
-    assert rows[1] == {"claim": "ood", "ours": f"ood on {harder} ours",
+    at = " [look 2 of 2: 5 seeds, intervals at 95.0 %]"
+    assert rows[0]["ours"] == f"large_k on {pairs} ours; large_k on {triples} ours" + at
+    assert rows[1] == {"claim": "ood", "ours": f"ood on {harder} ours" + at,
                        "checks": [("d", f"v ood on {harder}")],
                        "also": [("a", f"w ood on {harder}")]}
 
@@ -286,61 +294,6 @@ def test_the_mid_curve_k_is_the_one_closest_to_half():
 def test_a_mid_curve_k_beyond_the_samples_is_refused():
     with pytest.raises(ParameterError, match="min_mid_k=32 must be <= difficulty_n=16"):
         params("cpu-smollm2", min_mid_k=32)
-
-
-def pilot_rows(P, spread: float, seed: int = 0) -> pd.DataFrame:
-    """``plan.per_problem``'s rows for a pilot of ``P`` on its training levels: every headline
-    quantity of every model, values drawn around 50 with ``spread`` between problems and
-    runs alike."""
-    rng = np.random.default_rng(seed)
-    trained = [registry.spec_text(b) for b in P.benchmarks()[:len(P.levels)]]
-    rows = []
-    for b in trained:
-        for q in chapter.plan.QUANTITIES:
-            for m, seeds in (("Base", P.base_repeats), ("GRPO", P.pilot), ("GRPO-N", P.pilot)):
-                for s in range(seeds):
-                    rows += [{"setting": "paper", "benchmark": b, "model": m, "seed": s,
-                              "problem": f"p{j}", "quantity": q,
-                              "value": 50 + spread * rng.normal()} for j in range(P.problems)]
-    return pd.DataFrame(rows)
-
-
-@pytest.mark.parametrize("spread, design", [(0.001, ([0, 1], 8)), (40.0, ([0, 1, 2, 3], 32))])
-def test_the_plan_is_registered_before_the_runs_and_sizes_them(tmp_path, monkeypatch, spread,
-                                                               design):
-    """``planned``: the protocol is in the store before the pilot's runs are asked for, each of
-    them carries its hash, and the design follows the pilot's spread (a tight pilot takes the
-    fewest seeds and problems, a wide one the most the plan allows)."""
-    from rlvr_dynamics.rl.registration import content_hash
-
-    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path))
-    P = settled("cpu-smollm2", pilot=2, seeds=[0, 1, 2, 3], base_repeats=2, problems=32)
-    asked = []
-
-    def obtain_all(cfgs, where, inline, workers):
-        assert list(tmp_path.rglob("protocol.json"))  # registered first
-        asked.extend(cfgs)
-        return [tmp_path / f"run{i}" for i, _ in enumerate(cfgs)]
-
-    monkeypatch.setattr(chapter, "obtain_all", obtain_all)
-    monkeypatch.setattr(chapter, "evaluate_models", lambda *a, **k: {})
-    monkeypatch.setattr(chapter.plan, "per_problem", lambda recs, ks: pilot_rows(P, spread))
-    Q, planned = chapter.planned(P, "test", compute=True)
-    assert sorted((c.algorithm, c.seed) for c in asked) == [
-        ("grpo", 0), ("grpo", 1), ("grpo_n", 0), ("grpo_n", 1)]
-    assert {c.registration for c in asked} == {content_hash(planned.protocol)}
-    assert (Q.seeds, Q.problems) == design
-    words = sentences.plan_text(chapter.Results("test", Q, None, None, planned, {}, {}))
-    assert f"chose {len(design[0])} seeds and {design[1]} problems" in words
-    assert ("out of reach" in words) == (spread > 1)
-    shown.plan_table(planned.sized).to_html()  # renders
-
-
-def test_a_plan_needs_two_seeds_and_the_base_twice():
-    with pytest.raises(ParameterError, match="pilot must be 0"):
-        params("cpu-smollm2", pilot=1)
-    with pytest.raises(ParameterError, match="base_repeats >= 2"):
-        params("cpu-smollm2", pilot=2, base_repeats=1)
 
 
 def test_smollm2_is_dequantised_once_and_read_back_the_same(tmp_path, monkeypatch):

@@ -56,3 +56,57 @@ def test_the_plan_asks_for_what_the_spread_needs():
     assert power.needed(runs, 0.1, range(2, 6), [16, 32]) is None
     with pytest.raises(ValueError, match="at least 2 seeds and 2 problems"):
         power.components(np.zeros((1, 5)), np.zeros((1, 5)))
+
+
+# --- what a pilot sizes, and group-sequential bounds -------------------------------------------
+
+def test_a_two_seed_pilots_variance_is_known_to_within_0_27x_to_39x():
+    """Issue 52: two seeds per model, pooled over two models (two degrees of freedom): the true
+    variance lies within 0.27x to 39x the estimate (95 %); one degree of freedom is wider."""
+    lo, hi = power.variance_range(2)
+    assert (round(lo, 2), round(hi, 1)) == (0.27, 39.5)
+    lo1, hi1 = power.variance_range(1)
+    assert lo1 < lo and hi1 > 1000 * lo  # the check can fail: one df is not two
+    many = power.variance_range(200)
+    assert 0.8 < many[0] < 1 < many[1] < 1.3
+    with pytest.raises(ValueError, match="df must be > 0"):
+        power.variance_range(0)
+
+
+LDBOUNDS_OBF_5 = [4.8769, 3.3569, 2.6803, 2.2898, 2.0310]
+"""Lan-DeMets O'Brien-Fleming-type bounds, five equally spaced looks, two-sided alpha 0.05
+(R package ldbounds' example; Jennison and Turnbull, 2000, Table 7.6's design)."""
+
+
+def test_obrien_fleming_spending_bounds_are_the_published_ones():
+    t = [0.2, 0.4, 0.6, 0.8, 1.0]
+    assert power.spending_bounds(t) == pytest.approx(LDBOUNDS_OBF_5, abs=2e-3)
+    assert power.spending_bounds([0.5, 1.0]) == pytest.approx([2.9626, 1.9686], abs=2e-3)
+    # each look spends what the function allots, and the whole of alpha is spent
+    spent = power.crossing_probabilities(power.spending_bounds(t), t)
+    assert spent == pytest.approx(np.diff([0, *power.obrien_fleming_spending(t)]), abs=1e-6)
+    assert spent.sum() == pytest.approx(0.05, abs=1e-5)
+    # a single look is the fixed design's 1.96
+    assert power.spending_bounds([1.0]) == pytest.approx([1.95996], abs=1e-4)
+    # the check can fail: Pocock-type spending gives other bounds
+    pocock = lambda t, a: a * np.log(1 + (np.e - 1) * np.asarray(t))  # noqa: E731
+    assert power.spending_bounds(t, spending=pocock)[0] < 3.0 < LDBOUNDS_OBF_5[0]
+
+
+@pytest.mark.parametrize("bounds, size", [
+    (2.040 * np.sqrt(5 / np.arange(1, 6)), 0.05),  # O'Brien and Fleming's C_B(5) = 2.040
+    ([2.413] * 5, 0.05),                            # Pocock's C_P(5) = 2.413
+    ([1.96] * 5, 0.142)])                           # five unadjusted looks: about 14 %
+def test_the_size_of_published_designs_is_recovered(bounds, size):
+    """Jennison and Turnbull (2000), Tables 2.1 and 2.3, two-sided alpha 0.05, K = 5 looks;
+    the unadjusted five looks' 0.142 from Armitage, McPherson and Rowe (1969)."""
+    total = power.crossing_probabilities(bounds, [0.2, 0.4, 0.6, 0.8, 1.0]).sum()
+    assert total == pytest.approx(size, abs=1.5e-3)
+
+
+def test_a_bound_reads_as_its_intervals_confidence_and_bad_looks_are_named():
+    assert power.nominal_confidence(1.959964) == pytest.approx(0.95, abs=1e-6)
+    with pytest.raises(ValueError, match="fractions must increase"):
+        power.spending_bounds([0.6, 0.6, 1.0])
+    with pytest.raises(ValueError, match="alpha must lie"):
+        power.spending_bounds([1.0], alpha=0)

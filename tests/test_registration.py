@@ -70,3 +70,16 @@ def test_a_run_already_released_at_its_commit_is_a_replay(repo):
     git(repo, "add", ".")
     git(repo, "commit", "-qm", "released")
     assert known_at(begun(run, git(repo, "rev-parse", "HEAD")), repo) is True
+
+
+def test_a_parts_ledger_leaves_the_commit_a_run_records_clean(repo, monkeypatch):
+    """A part writes its ledger row into release/ before its runs begin: the commit they record
+    stays clean (release/ is data), so a registration committed there still proves itself; a
+    change to code marks it (the check can fail)."""
+    monkeypatch.setattr(store, "REPO", repo)
+    head = git(repo, "rev-parse", "HEAD")
+    (repo / "release" / "README.md").write_text("a ledger row\n")
+    assert store.checkout_commit() == head
+    (repo / "code.py").write_text("x = 1\n")
+    git(repo, "add", "code.py")
+    assert store.checkout_commit() == head + "+changes"

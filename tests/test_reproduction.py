@@ -250,6 +250,11 @@ def test_a_claim_on_few_problems_carries_their_variance():
     assert gain["even"].verdict == stats.REPLICATES
     assert gain["spread"].verdict == stats.UNDECIDED
     assert gain["spread"].effect.estimate == pytest.approx(gain["even"].effect.estimate)
+    # a look of a group-sequential protocol reads its own confidence: wider, so undecided
+    strict = claims.decided(even, mid, entropy, entropy, ["s"], "s", "t", "o", "", 1,
+                            confidence=0.9999)["pass1_gain"].votes[0][0]
+    assert strict.effect.half_width > gain["even"].effect.half_width
+    assert strict.effect.estimate == pytest.approx(gain["even"].effect.estimate)
 
 
 def test_grpo_n_against_nsr_reaches_every_outcome():

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 import numpy as np
+from scipy import optimize
 from scipy import stats as st
 
 from rlvr_dynamics.stats import CONFIDENCE
@@ -111,3 +112,112 @@ def needed(c: Components, margin: float, seeds: Iterable[int], problems: Iterabl
             if h <= margin:
                 return Design(S, N, h)
     return None
+
+
+# --- what a pilot's variance can size --------------------------------------------------------
+
+def variance_range(df: float, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """The range within which the true variance lies, as multiples of a variance estimated
+    with ``df`` degrees of freedom, at ``confidence`` (``df s^2 / sigma^2`` is chi-square with
+    ``df`` degrees of freedom): a pilot of two seeds per model has one degree of freedom a
+    model, two pooled over two models, and its range is about 0.27x to 39x."""
+    if not df > 0:
+        raise ValueError(f"df must be > 0, got {df}")
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must lie in (0, 1), got {confidence}")
+    tail = (1 - confidence) / 2
+    return float(df / st.chi2.ppf(1 - tail, df)), float(df / st.chi2.ppf(tail, df))
+
+
+# --- group-sequential looks ----------------------------------------------------------------------
+# A contrast read at looks k = 1..K, at information fractions t_k (here: seeds read / seeds at
+# the last look), by statistics Z_k = S(t_k) / sqrt(t_k) of one Brownian motion S: each look's
+# two-sided bound c_k is crossed (|Z_k| >= c_k, the earlier ones not) with the probability that
+# the spending function allots to that look, alpha(t_k) - alpha(t_k-1) (Lan and DeMets, 1983).
+# The crossing probabilities are integrated look after look on a grid (Armitage, McPherson and
+# Rowe, 1969; Jennison and Turnbull, 2000, chapter 19).
+
+GRID = 2001
+"""Points of the grid on which the continuation density is carried from look to look."""
+
+
+def obrien_fleming_spending(t, alpha: float = 1 - CONFIDENCE) -> np.ndarray:
+    """Lan and DeMets' O'Brien-Fleming-type spending function, two-sided and symmetric: each
+    side spends ``2 - 2 Phi(z_(1 - alpha/4) / sqrt(t))`` (the one-sided function at
+    ``alpha / 2``), so ``alpha(t) = 4 - 4 Phi(z_(1 - alpha/4) / sqrt(t))``; all of ``alpha``
+    is spent at t = 1."""
+    t = np.asarray(t, dtype=float)
+    if np.any((t <= 0) | (t > 1)):
+        raise ValueError(f"information fractions must lie in (0, 1], got {t}")
+    return 4 - 4 * st.norm.cdf(st.norm.ppf(1 - alpha / 4) / np.sqrt(t))
+
+
+def _check_fractions(fractions) -> np.ndarray:
+    t = np.asarray(fractions, dtype=float)
+    if t.ndim != 1 or not len(t) or np.any(np.diff(t) <= 0) or t[0] <= 0 or t[-1] > 1:
+        raise ValueError(f"fractions must increase within (0, 1], got {list(fractions)}")
+    return t
+
+
+def _crossing(density: np.ndarray, grid: np.ndarray, before: float, now: float,
+              c: float) -> float:
+    """P(|Z_now| >= c) from the sub-density of Z at ``before`` on ``grid`` (the paths not
+    stopped yet); ``before`` = 0: Z starts at 0 with probability 1 (``density`` ignored)."""
+    sd = math.sqrt(now - before)
+    if before == 0:
+        return float(2 * st.norm.sf(c))
+    mean = grid * math.sqrt(before)
+    tails = (st.norm.sf((c * math.sqrt(now) - mean) / sd)
+             + st.norm.cdf((-c * math.sqrt(now) - mean) / sd))
+    return float(np.trapezoid(density * tails, grid))
+
+
+def _carried(density: np.ndarray, grid: np.ndarray, before: float, now: float, c: float
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The sub-density of Z at ``now`` on (-c, c) of the paths that have not stopped."""
+    new = np.linspace(-c, c, GRID)
+    sd = math.sqrt(now - before)
+    if before == 0:
+        return new, st.norm.pdf(new)
+    kernel = st.norm.pdf((new[:, None] * math.sqrt(now) - grid[None, :] * math.sqrt(before))
+                         / sd) * math.sqrt(now) / sd
+    return new, np.trapezoid(kernel * density[None, :], grid, axis=1)
+
+
+def crossing_probabilities(bounds, fractions) -> np.ndarray:
+    """Per look, the probability under no effect that ``|Z_k|`` first crosses ``bounds[k]``
+    there (two-sided bounds at information ``fractions``); their sum is the test's size."""
+    t = _check_fractions(fractions)
+    if len(bounds) != len(t):
+        raise ValueError(f"bounds and fractions must be as long, got {len(bounds)} and {len(t)}")
+    out, grid, density, before = [], np.zeros(1), np.ones(1), 0.0
+    for now, c in zip(t, bounds):
+        out.append(_crossing(density, grid, before, now, c))
+        grid, density = _carried(density, grid, before, now, c)
+        before = now
+    return np.array(out)
+
+
+def spending_bounds(fractions, alpha: float = 1 - CONFIDENCE,
+                    spending=obrien_fleming_spending) -> np.ndarray:
+    """The two-sided bounds ``c_k`` at information ``fractions`` that spend ``spending(t)``
+    (default: the O'Brien-Fleming type at total ``alpha``): at each look the one whose first
+    crossing has the probability the function allots to it."""
+    t = _check_fractions(fractions)
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+    spent = np.diff(np.concatenate([[0.0], spending(t, alpha)]))
+    bounds, grid, density, before = [], np.zeros(1), np.ones(1), 0.0
+    for now, share in zip(t, spent):
+        c = float(optimize.brentq(lambda c: _crossing(density, grid, before, now, c) - share,
+                                  0.5, 12.0, xtol=1e-7))
+        bounds.append(c)
+        grid, density = _carried(density, grid, before, now, c)
+        before = now
+    return np.array(bounds)
+
+
+def nominal_confidence(bound: float) -> float:
+    """The confidence of a two-sided interval whose edge is ``bound`` standard errors away:
+    ``2 Phi(bound) - 1`` (a look's bound read as the level of that look's interval)."""
+    return float(2 * st.norm.cdf(bound) - 1)

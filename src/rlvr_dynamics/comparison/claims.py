@@ -6,6 +6,7 @@ and reads *cannot inform*; and the setting whose verdicts decide (the one that r
 base's rare path)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -114,16 +115,20 @@ def problem_values(long: pd.DataFrame, value: str, **where) -> dict[str, np.ndar
 
 def check(v: dict[str, np.ndarray], a: str, b: str, margin: float,
           kind: str = stats.SUPERIORITY, why_not: str = "",
-          problems: dict[str, np.ndarray] | None = None) -> Check | None:
-    """mean(v[a]) - mean(v[b]), its interval over seeds and problems where ``problems``
-    (``problem_values``) holds both (``stats.two_sample_problems``), else over seeds
-    (``stats.two_sample``); None if either model is missing."""
+          problems: dict[str, np.ndarray] | None = None,
+          confidence: float = stats.CONFIDENCE) -> Check | None:
+    """mean(v[a]) - mean(v[b]), its interval (at ``confidence``) over seeds and problems where
+    ``problems`` (``problem_values``) holds both (``stats.two_sample_problems``), else over
+    seeds (``stats.two_sample``); None if either model is missing."""
     if a not in v or b not in v:
         return None
     if problems and a in problems and b in problems:
-        return Check(a, b, stats.two_sample_problems(problems[a], problems[b], margin, kind),
-                     why_not)
-    return Check(a, b, stats.two_sample(v[a], v[b], margin, kind), why_not)
+        return Check(a, b, stats.two_sample_problems(problems[a], problems[b], margin, kind,
+                                                     confidence), why_not)
+    return Check(a, b, stats.two_sample(v[a], v[b], margin, kind, confidence), why_not)
+
+
+_check_at = check
 
 
 def _present(checks: list[Check | None]) -> list[Check]:
@@ -158,8 +163,8 @@ def mid_k(mid: pd.DataFrame, **where) -> int:
 
 
 def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame, setting: str,
-                   test: str, ood: str, last: int, support: dict[str, float] | None = None
-                   ) -> dict[str, Claimed]:
+                   test: str, ood: str, last: int, support: dict[str, float] | None = None,
+                   confidence: float = stats.CONFIDENCE) -> dict[str, Claimed]:
     """claim -> what it reads and its checks, for the Pass@k and entropy claims under
     ``setting``: Pass@1 on ``test`` (pass1_gain), Pass@k at the base's mid-curve k (``mid``:
     ``metrics.mid_curve``) on ``test`` (large_k) and on ``ood`` (ood), with Pass@``last`` (the
@@ -168,8 +173,10 @@ def setting_checks(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame
     covers the problems as well as the seeds (``check``). A check against the base cannot
     inform where the base's share sits at its floor or ceiling or, for the large-k claims,
     where ``support`` (benchmark -> share of the problems beyond the direct path that the base
-    reaches under ``setting``) is 0."""
+    reaches under ``setting``) is 0. Every interval is at ``confidence`` (a look of a
+    group-sequential protocol reads its own, ``power.nominal_confidence``)."""
     support = support or {}
+    check = functools.partial(_check_at, confidence=confidence)
     read = {"p1": (passk, "pass@k", dict(benchmark=test, k=1)),
             "pm": (mid, "pass@k", dict(benchmark=test)), "om": (mid, "pass@k", dict(benchmark=ood)),
             "pk": (passk, "pass@k", dict(benchmark=test, k=last)),
@@ -270,17 +277,18 @@ class Decided:
 
 def decided(passk: pd.DataFrame, mid: pd.DataFrame, entropy: pd.DataFrame, bangs: pd.DataFrame,
             settings: list[str], headline: str, test: str, ood: str, bang_setting: str,
-            last: int, support: dict[str, dict[str, float]] | None = None
-            ) -> dict[str, Decided]:
+            last: int, support: dict[str, dict[str, float]] | None = None,
+            confidence: float = stats.CONFIDENCE) -> dict[str, Decided]:
     """claim -> its decision: the Pass@k and entropy claims scored under every setting
     (``setting_checks``: the large-k ones at the base's mid-curve k, ``mid``, with k = ``last``
     beside them; ``support``: setting -> benchmark -> the share of the problems beyond the
     direct path that the base reaches), the checks under ``headline`` voting and the rest
     beside them; and the case study's corrected steps under ``bang_setting`` (``case_check``).
-    A claim without a check under ``headline`` is left out."""
+    A claim without a check under ``headline`` is left out. The Pass@k and entropy claims'
+    intervals are at ``confidence``."""
     support = support or {}
-    scored = {s: setting_checks(passk, mid, entropy, s, test, ood, last, support.get(s))
-              for s in settings}
+    scored = {s: setting_checks(passk, mid, entropy, s, test, ood, last, support.get(s),
+                                confidence) for s in settings}
     out = {}
     for claim, c in scored[headline].items():
         if c.checks:

@@ -15,18 +15,26 @@ the paper's Table 2 trains), on chat sums of several difficulties.
   ``min_pass1``, Pass@n at most ``max_passn``, the base's mid-curve k at least
   ``min_mid_k``). The training mix (``levels``) is stated in the profile; the chapter says
   whether each of its levels fits.
-* *The plan.* Where ``pilot`` is at least 2, the seeds and test problems are sized on the
-  spread of the first runs, by a protocol registered before any run (``plan``,
-  ``planned``); the runs record it and are judged only where they did.
-* *The runs.* The training chapter's settings with ``train``'s changes for this model (LoRA,
-  its learning rate, batch and token budget, and the packed passes, ``rl.packing``: the same
-  log-probabilities up to rounding, each long prompt computed once and no padding), on ``tasks.arithmetic.ArithmeticMix(levels)``,
-  GRPO and GRPO-N over ``seeds``; their held-out dynamics give the training claims
-  (``rl.readings``).
+* *The protocol* (``plan``). From the base alone, everything that judges the claims is
+  registered in the store (``protocol_of``, ``plan.register``): phase 1. No run begins until
+  the protocol is in the results release of the checkout's commit (``committed``; ``make part``
+  releases it, a commit keeps it); runs are judged only where they began from such a commit
+  (``plan.admitted``): phase 2.
+* *The runs, in parts.* The training chapter's settings with ``train``'s changes for this model
+  (LoRA, its learning rate, batch and token budget, and the packed passes, ``rl.packing``: the
+  same log-probabilities up to rounding, each long prompt computed once and no padding), on
+  ``tasks.arithmetic.ArithmeticMix(levels)``, GRPO and GRPO-N over ``seeds``, look after look
+  (``looks``). Each job trains one run and then evaluates it (``run_job``), so that a part
+  stopped by ``store.PartOver`` has evaluated every run it finished; the next part restores
+  them from the release, weights withheld, and needs none of them. Their held-out dynamics give
+  the training claims (``rl.readings``).
 * *The boundary.* The base (sampled ``base_repeats`` times) and every final model, n samples
   on each level's test problems and on harder levels (``ood_levels``), under each setting:
   Pass@k (Table 2's layout), the entropies (Table 4's), the problems lost and gained against
-  the base (``boundary``), and the large-k and entropy claims (``comparison.claims.setting_checks``).
+  the base (``boundary``), and the large-k and entropy claims (``comparison.claims.decided``),
+  each read at the protocol's looks at the look's confidence and stopped by its rule
+  (``judged``), under the chosen grader (the paper's where the format allows) and, beside
+  it, the other (``regraded``).
 
 A build of another profile computes nothing here: it shows ``source``'s results where that
 profile has made them (its runs and evaluations in the store, and the marker this chapter
@@ -39,6 +47,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -52,20 +61,22 @@ from rlvr_dynamics.chapters import (ChapterParams, Int, ListOf, ParameterError, 
                                     Text, require)
 from rlvr_dynamics.comparison.case import STEPWISE_SHARE
 from rlvr_dynamics.comparison.claims import Decided, decided
-from rlvr_dynamics.comparison.models import Setting, comparison, evaluate_models
+from rlvr_dynamics.comparison.models import (Model, Setting, comparison, evaluate_models,
+                                             run_spec)
 from rlvr_dynamics.comparison.metrics import entropy_long, passk_long  # noqa: F401 (the page's)
 from rlvr_dynamics.comparison.metrics import entropy_problems, mid_curve, passk_problems
 from rlvr_dynamics.rl.readings import verdict_rows  # noqa: F401 (the page's)
-from rlvr_dynamics.store import DONE, Entry, config_key, read_json, results_dir
-from rlvr_dynamics.tasks.arithmetic import PROMPTS, ArithmeticMix, ArithmeticTask
+from rlvr_dynamics.parallel import pool_map
+from rlvr_dynamics.store import (DONE, Entry, PartOver, checkout_commit, config_key, read_json,
+                                 results_dir)
+from rlvr_dynamics.tasks.arithmetic import PROMPTS, ArithmeticMix, ArithmeticTask, extract
 from rlvr_dynamics.tasks.math import last_boxed
 from rlvr_dynamics.passk import ks_for, pass_at_k
 from rlvr_dynamics.rl.algorithms import ALGORITHMS, BASE  # noqa: F401 (BASE: the page's)
 from rlvr_dynamics.rl.config import TrainConfig
 from rlvr_dynamics.rl.grid import Training
 from rlvr_dynamics.rl.readings import dynamics_of, readings  # noqa: F401 (the page's)
-from rlvr_dynamics.rl.registration import content_hash, registered_before
-from rlvr_dynamics.rl.runs import entry as run_entry, obtain_all
+from rlvr_dynamics.rl.runs import obtain as obtain_run, run_dir
 from rlvr_dynamics.stats import CONFIDENCE
 
 Level = ListOf(Int(1), 2)
@@ -79,10 +90,10 @@ class Params(ChapterParams):
     the difficulties measured (``difficulty_levels``, ``difficulty_n`` samples at T = 1) and
     the rule that a difficulty fits (``min_pass1``, ``max_passn``, ``min_mid_k``); ``algorithms`` x ``seeds``,
     each probed every ``probe_every`` steps (``probe_samples`` samples of ``probe_problems``
-    test problems, under the paper's setting and the full distribution); ``pilot``: where at
-    least 2, the power plan (``plan``): the first ``pilot`` seeds train first and size the
-    rest, ``seeds`` and ``problems`` then the most the plan may take (0: no plan, every seed
-    and ``problems`` as given);
+    test problems: at least the levels' mid-curve k); ``looks``: the seeds per algorithm at
+    which the protocol reads its claims (the last all of them; ``plan.looks``); ``committed``:
+    begin no run until the protocol is committed in the results release, and judge only runs
+    begun from such a commit (False: by the store's times alone, said on the page);
     the evaluation: the first ``problems`` test problems of each level, ``n`` samples under each
     of ``settings``, Pass@k at ``ks``, the base ``base_repeats`` times, ``workers`` side by side
     in batches of ``batch_size`` rows; ``boxed_only``: grade the boxed answer alone, as the
@@ -96,9 +107,9 @@ class Params(ChapterParams):
     source: Text | None = "cpu-smollm2"
     train: dict[str, Any] = {
         "model": "smollm2", "task": "arith", "lora_rank": 16, "learning_rate": 1e-4,
-        "steps": 24, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
+        "steps": 96, "num_generations": 8, "generation_batch": 32, "update_batch": 8,
         "micro_batch": 8, "entropy_coef": 0.0, "max_completion_length": 64, "context": 256,
-        "eval_every": 4, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 4,
+        "eval_every": 16, "eval_problems": 32, "eval_batch": 32, "checkpoint_every": 8,
         "packed": True}
     levels: ListOf(Level) = [[1, 2], [1, 3]]
     ood_levels: ListOf(Level, 0) = [[2, 2]]
@@ -108,11 +119,12 @@ class Params(ChapterParams):
     max_passn: Probability = 0.95
     min_mid_k: Int(1) = 4
     algorithms: ListOf(str) = ["grpo", "grpo_n"]
-    seeds: ListOf(Int(0)) = [0, 1, 2]
-    pilot: Int(0) = 0
-    probe_every: Int(1) = 8
+    seeds: ListOf(Int(0)) = [0, 1, 2, 3, 4]
+    looks: ListOf(Int(2)) = [3, 5]
+    committed: bool = True
+    probe_every: Int(1) = 24
     probe_problems: Int(1) = 16
-    probe_samples: Int(1) = 4
+    probe_samples: Int(1) = 16
     problems: Int(1) = 16
     n: Int(1) = 16
     ks: ListOf(Int(1)) = [1, 2, 4, 8, 16]
@@ -151,11 +163,10 @@ class Params(ChapterParams):
         for name in [*self.prompts, *([self.prompt] if self.prompt is not None else [])]:
             require(name in PROMPTS, f"prompts and prompt take {PROMPTS}, got {name!r}")
         require(len(self.prompts) >= 1, "prompts must name at least one candidate")
-        require(self.pilot == 0 or 2 <= self.pilot <= len(self.seeds),
-                f"pilot must be 0 (no plan) or between 2 and the {len(self.seeds)} seeds, "
-                f"got {self.pilot}")
-        require(self.pilot == 0 or self.base_repeats >= 2, "a plan (pilot >= 2) needs "
-                f"base_repeats >= 2 to measure the base's spread, got {self.base_repeats}")
+        require(bool(self.looks) and self.looks[-1] == len(self.seeds)
+                and all(b > a for a, b in zip(self.looks, self.looks[1:])),
+                f"looks must increase to the {len(self.seeds)} seeds (the last look reads "
+                f"them all), got {self.looks}")
         return self
 
     def settled(self) -> Params:
@@ -343,81 +354,163 @@ def settle(P: Params, table: pd.DataFrame) -> Params:
                           "boxed_only": paper if P.boxed_only is None else P.boxed_only})
 
 
-# --- the power plan ------------------------------------------------------------------------
+# --- the protocol --------------------------------------------------------------------------
 
-def problem_grid(P: Params) -> list[int]:
-    """The numbers of test problems the plan may choose: powers of two from 8 below
-    ``problems``, and ``problems``."""
-    return sorted({n for n in (2 ** i for i in range(3, 12)) if n < P.problems} | {P.problems})
-
-
-def protocol_of(P: Params) -> dict[str, Any]:
-    """What the plan registers before any run (``plan.protocol``): the headline contrasts and
-    their margins, the confidence, the setting and levels they are read on, the pilot, the
-    designs it may choose, and the runs' and evaluations' settings (the runs' keys)."""
-    first = next(iter(P.settings))
-    return {"contrasts": [dataclasses.asdict(c) for c in plan.contrasts(
-                [ALGORITHMS[a].label for a in P.algorithms])],
-            "confidence": CONFIDENCE, "setting": first, "levels": P.levels,
-            "pilot": P.pilot, "seeds": P.seeds, "problems": problem_grid(P),
-            "n": P.n, "ks": P.ks, "base_repeats": P.base_repeats,
-            "runs": {f"{a}-seed{s}": config_key(c.as_dict()) for (a, s), c in runs(P).items()},
-            "evaluation": {k: dataclasses.asdict(v) for k, v in eval_settings(P).items()}}
+def protocol_of(P: Params, table: pd.DataFrame) -> dict[str, Any]:
+    """What the protocol registers before any run (``plan``), from the settled parameters and
+    the base's difficulty table: the model, prompt and grader, the levels and each training
+    level's mid-curve k, the probe, the algorithms, seeds and steps, the looks and their
+    bounds, the margins and rules, the evaluation and every run's key, and where it falls
+    below issue 52's floor. A probe that cannot read a level's mid-curve k is refused."""
+    T = training_params(P)
+    mid = {f"{d}-digit x {t}": int(table.loc[(d, t), "mid-curve k"]) for d, t in P.levels
+           if (d, t) in table.index}
+    short = {level: k for level, k in mid.items() if k > P.probe_samples}
+    if short:
+        raise ParameterError(f"pretrained: parameter probe_samples={P.probe_samples} is below "
+                             f"the base's mid-curve k {short}: the probe could not read "
+                             "Pass@k there")
+    what = {"model": registry.spec_text(T.model), "prompt": P.prompt,
+            "grader": "paper (boxed only)" if P.boxed_only else "lenient",
+            "levels": P.levels, "ood_levels": P.ood_levels, "mid-curve k": mid,
+            "probe": {"every": P.probe_every, "problems": P.probe_problems,
+                      "samples": P.probe_samples},
+            "algorithms": P.algorithms, "seeds": P.seeds, "steps": T.steps,
+            "eval_every": T.eval_every,
+            "looks": plan.looks(len(P.seeds), P.looks), "spending": plan.SPENDING,
+            "margins": plan.MARGINS, "rules": plan.RULES, "committed": P.committed,
+            "problems": P.problems, "n": P.n, "ks": P.ks, "base_repeats": P.base_repeats,
+            "evaluation": {k: dataclasses.asdict(v) for k, v in eval_settings(P).items()},
+            "runs": {f"{a}-seed{s}": config_key(c.as_dict()) for (a, s), c in runs(P).items()}}
+    return {**what, "below the floor": plan.shortfalls(what)}
 
 
 @dataclass(frozen=True)
-class Planned:
-    """The plan as it ran: the protocol (registered before every run), its sizing and the
-    design it chose, and whether every run recorded the protocol when it began."""
+class Protocol:
+    """The registered protocol (``record``, stored at ``path``), the commit whose results
+    release first held it (None: not committed yet), and per run why it is not judged
+    against it ("" where it is; ``plan.admitted``)."""
 
-    protocol: dict[str, Any]
-    sized: dict[str, Any]
-    judged: bool
+    record: dict[str, Any]
+    path: Path
+    commit: str | None
+    admitted: dict[str, str]
+
+    @property
+    def refused(self) -> dict[str, str]:
+        return {run: why for run, why in self.admitted.items() if why}
 
 
-def planned(P: Params, where: str, compute: bool) -> tuple[Params, Planned]:
-    """The plan under ``where``: the protocol registered (or read back), the pilot's seeds
-    trained (``compute``) or found and evaluated on every test problem of the training levels
-    under the first setting, the design sized from their spread (``plan.size``, stored once),
-    and ``P`` with the seeds and problems it chose."""
-    what = protocol_of(P)
-    record = plan.protocol(what, where)
-    key = content_hash(record)
-    pilot = P.seeds[:P.pilot]
-    grid = {k: c for k, c in runs(P, key).items() if k[1] in pilot}
-    folders = dict(zip(grid, obtain_all(list(grid.values()), where, inline=compute,
-                                        workers=P.workers)))
-    by_label = {ALGORITHMS[a].label: [folders[a, s] for s in pilot] for a in P.algorithms}
-    models = comparison(training_params(P).model, by_label, base_repeats=P.base_repeats)
-    first = what["setting"]
-    trained = [registry.spec_text(b) for b in P.benchmarks()[:len(P.levels)]]
-    recs = evaluate_models(models, trained, {first: eval_settings(P)[first]}, where,
-                           problems=P.problems, workers=P.workers, batch_size=P.batch_size)
-    rows = plan.per_problem(recs, P.ks)
-    cs = [plan.Contrast(**c) for c in what["contrasts"]]
-    seeds, problems = range(P.pilot, len(P.seeds) + 1), what["problems"]
-    sizing = {b: plan.size(rows[rows["benchmark"] == b], cs, seeds, problems)
-              for b in trained}
-    pilot_code = {e.path.name: e.code for e in (run_entry(c, where) for c in grid.values())}
-    sized = plan.sized(what, where, sizing, plan.design(sizing, seeds, problems), pilot_code)
-    Q = type(P).parse({**P.values(), "seeds": P.seeds[:sized["seeds"]],
-                       "problems": sized["problems"]})
-    return Q, Planned(record, sized, judged=False)
+# --- the runs, one job each ------------------------------------------------------------------
+
+def run_job(job: tuple) -> str:
+    """One run trained (or found), then its final model evaluated under every setting on every
+    benchmark (``evaluate_models``, inline); "" when done, or why it was not begun (the part's
+    time ran out: ``store.PartOver``), so that the other jobs of a part still run."""
+    cfg, label, seed, benchmarks, settings, where, inline, problems, batch_size = job
+    try:
+        folder = obtain_run(cfg, where, inline=inline)
+    except PartOver as e:
+        return str(e)
+    evaluate_models([Model(label, seed, run_spec(folder))], benchmarks, settings, where,
+                    problems=problems, workers=1, batch_size=batch_size)
+    return ""
+
+
+def train_and_evaluate(P: Params, grid: dict[tuple[str, int], TrainConfig], where: str,
+                       inline: bool) -> dict[tuple[str, int], Path]:
+    """Every run of ``grid`` trained and evaluated, ``P.workers`` jobs at a time (``run_job``);
+    where a part's time ran out for some, ``store.PartOver`` once the others are done."""
+    benchmarks = [registry.spec_text(b) for b in P.benchmarks()]
+    jobs = [(c, ALGORITHMS[a].label, P.seeds.index(s), benchmarks, eval_settings(P), where,
+             inline, P.problems, P.batch_size) for (a, s), c in grid.items()]
+    left = [why for why in pool_map(run_job, jobs, P.workers, desc="runs") if why]
+    if left:
+        raise PartOver(f"{len(left)} of {len(jobs)} runs not begun: {left[0]}")
+    return {k: run_dir(c, where) for k, c in grid.items()}
+
+
+def ordered(grid: dict[tuple[str, int], TrainConfig]) -> dict[tuple[str, int], TrainConfig]:
+    """``grid`` seed by seed, each seed's algorithms together (a part ends with whole seeds)."""
+    return dict(sorted(grid.items(), key=lambda kv: (kv[0][1], kv[0][0])))
+
+
+# --- the looks -------------------------------------------------------------------------------
+
+def at_look(recs: dict[tuple, pd.DataFrame], seeds: int) -> dict[tuple, pd.DataFrame]:
+    """The evaluations a look reads: the base's, and each trained model's first ``seeds``
+    (seed indices below it)."""
+    return {k: r for k, r in recs.items() if k[2] == BASE or k[3] < seeds}
+
+
+def regraded(recs: dict[tuple, pd.DataFrame], boxed_only: bool) -> dict[tuple, pd.DataFrame]:
+    """The same samples under another grader (``tasks.arithmetic.extract``: the last
+    ``\\boxed{}`` alone where ``boxed_only``, else the last integer where there is none):
+    answers and correctness read again from the texts, nothing sampled."""
+    out = {}
+    for key, r in recs.items():
+        answer = r["text"].astype(str).map(lambda t: extract(t, boxed_only=boxed_only))
+        out[key] = r.assign(answer=answer, correct=answer == r["gold"].astype(str))
+    return out
+
+
+def outcomes(P: Params, recs: dict[tuple, pd.DataFrame], seeds: int, confidence: float
+             ) -> dict[str, str]:
+    """claim -> its verdict at a look of ``seeds`` seeds read at ``confidence``: the checks that
+    vote on every level combined (``verdicts.combine``)."""
+    levels = decided_levels(P, at_look(recs, seeds), max(P.ks), confidence)
+    return {claim: verdicts.combine([x.verdict for _, d in per for x, _ in d.votes])
+            for claim, per in levels.items()}
+
+
+@dataclass(frozen=True)
+class Judged:
+    """The looks read (the protocol's ``looks``, as far as the runs went), each look's verdict
+    per claim, and the look at which each claim stopped (``plan.stopped``)."""
+
+    looks: list[dict[str, float]]
+    outcomes: list[dict[str, str]]
+    stops: dict[str, int]
+
+
+def judged(looks: list[dict[str, float]], seen: list[dict[str, str]]) -> Judged:
+    """The claims' verdicts at the looks read (``seen``: ``outcomes`` per look) and where each
+    stops (``plan.stopped``)."""
+    return Judged(list(looks[:len(seen)]), list(seen), plan.stopped(seen))
+
+
+def decisions(P: Params, recs: dict[tuple, pd.DataFrame], J: Judged
+              ) -> dict[str, list[tuple[str, Decided]]]:
+    """Each claim's decisions per level at the look where it stopped (what the page writes)."""
+    out = {}
+    for claim, i in J.stops.items():
+        look = J.looks[i]
+        out[claim] = decided_levels(P, at_look(recs, int(look["seeds"])), max(P.ks),
+                                    look["confidence"])[claim]
+    return out
 
 
 # --- the results ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Results:
-    """What the chapter shows, from the profile ``where`` (``P``: its parameters)."""
+    """What the chapter shows, from the profile ``where`` (``P``: its parameters): the format,
+    the difficulty table, the protocol, and (phase 2) the runs' dynamics, the evaluations and
+    the claims judged look by look (``judged``: None where the protocol refused a run)."""
 
     where: str
     P: Params
     formats: pd.DataFrame
     difficulty: pd.DataFrame
-    plan: Planned | None
+    protocol: Protocol | None
     dynamics: dict[str, list[list[dict[str, Any]]]]
     recs: dict[tuple, pd.DataFrame]
+    judged: Judged | None = None
+
+
+class NotCommitted(RuntimeError):
+    """Phase 1 done: the protocol is registered, and no run may begin until it is committed in
+    the results release of the checkout's commit."""
 
 
 def marker(profile: str) -> Entry:
@@ -440,19 +533,22 @@ def available(P: Params) -> bool:
     return P.source is None or marker(P.source).done
 
 
-def decided_levels(R: Results, last: int) -> dict[str, list[tuple[str, Decided]]]:
+def decided_levels(P: Params, recs: dict[tuple, pd.DataFrame], last: int,
+                   confidence: float = CONFIDENCE) -> dict[str, list[tuple[str, Decided]]]:
     """The large-k and entropy claims decided per level (``comparison.claims.decided``, under
-    the first setting, at the base's mid-curve k with k = ``last`` beside): claim -> (level, its
-    decision) for every training level, whose checks decide the claim together
-    (``verdicts.combine``), and the harder level's claim once, from the first training level."""
-    passk, entropy = passk_problems(R.recs, R.P.ks), entropy_problems(R.recs)
-    mid = mid_curve(R.recs, R.P.ks)
-    benchmarks = [registry.spec_text(b) for b in R.P.benchmarks()]
-    trained = benchmarks[:len(R.P.levels)]
-    ood = benchmarks[len(R.P.levels)] if R.P.ood_levels else trained[0]
+    the first setting, at the base's mid-curve k with k = ``last`` beside, intervals at
+    ``confidence``): claim -> (level, its decision) for every training level, whose checks
+    decide the claim together (``verdicts.combine``), and the harder level's claim once, from
+    the first training level."""
+    passk, entropy = passk_problems(recs, P.ks), entropy_problems(recs)
+    mid = mid_curve(recs, P.ks)
+    benchmarks = [registry.spec_text(b) for b in P.benchmarks()]
+    trained = benchmarks[:len(P.levels)]
+    ood = benchmarks[len(P.levels)] if P.ood_levels else trained[0]
     no_case = pd.DataFrame(columns=["setting", "benchmark", "model", "seed", STEPWISE_SHARE])
-    per_level = {b: decided(passk, mid, entropy, no_case, list(R.P.settings),
-                            next(iter(R.P.settings)), b, ood, "", last) for b in trained}
+    per_level = {b: decided(passk, mid, entropy, no_case, list(P.settings),
+                            next(iter(P.settings)), b, ood, "", last, confidence=confidence)
+                 for b in trained}
     return {claim: [(b, per_level[b][claim])
                     for b in (trained[:1] if claim == "ood" else trained) if claim in per_level[b]]
             for claim in per_level[trained[0]]}
@@ -460,17 +556,36 @@ def decided_levels(R: Results, last: int) -> dict[str, list[tuple[str, Decided]]
 
 def claims(R: Results, profile: str, rows: list[dict]) -> pd.DataFrame:
     """The chapter's claim ``rows`` as its verdict table, kept for the closing chapter where
-    this build computed them and ``Params.record`` asks it (``verdicts.record``)."""
+    this build computed them, ``Params.record`` asks it and the protocol admits every run
+    (``verdicts.record``); rows of refused runs are never kept."""
+    if R.judged is None:
+        return pd.DataFrame(columns=["ours", "verdict"])
     if R.P.record and R.where == profile:
         return verdicts.record(profile, "pretrained", rows)
     return verdicts.chapter_table("pretrained", rows)
+
+
+def looked(R: Results) -> Results:
+    """``R`` with its dynamics cut to the seeds of the look where the protocol stopped (the
+    training claims are read there, ``plan.RULES``)."""
+    if R.judged is None:
+        return R
+    seeds = int(R.judged.looks[max(R.judged.stops.values(), default=0)]["seeds"])
+    return dataclasses.replace(R, dynamics={k: v[:seeds] for k, v in R.dynamics.items()})
 
 
 def obtain(P: Params) -> Results | None:
     """The chapter's results: computed here where missing (``P.source`` None; the marker,
     with the parameters, is written at the end), or read back from ``P.source`` where its
     marker says that profile finished this chapter with this code (its runs are then only
-    found, never trained), or None where it has not."""
+    found, never trained), or None where it has not.
+
+    Phase 1: the format, the difficulty table, the base's evaluations and the protocol
+    (registered); where ``committed`` and the checkout's commit does not hold the protocol in
+    its results release, no run begins (``NotCommitted`` says how to go on). Phase 2: the runs, look
+    after look, each trained and evaluated by one job; the claims read at each look, and no run
+    of a later look begun once every claim has stopped; every run admitted by the protocol, or
+    the claims not judged (``plan.admitted``)."""
     where = P.profile if P.source is None else P.source
     compute = P.source is None
     if not compute and not marker(where).done:
@@ -479,25 +594,66 @@ def obtain(P: Params) -> Results | None:
     measured = formats(Q, where)
     Q = settle(Q, measured)
     table = difficulty(Q, where)
-    sized, key = None, None
-    if Q.pilot:
-        Q, sized = planned(Q, where, compute)
-        key = content_hash(sized.protocol)
-    grid = runs(Q, key)
-    folders = dict(zip(grid, obtain_all(list(grid.values()), where, inline=compute,
-                                        workers=Q.workers)))
-    if sized is not None:
-        sized = dataclasses.replace(sized, judged=registered_before(sized.protocol,
-                                                                    list(folders.values())))
-    by_label = {ALGORITHMS[a].label: [folders[a, s] for s in Q.seeds] for a in Q.algorithms}
-    models = comparison(training_params(Q).model, by_label, base_repeats=Q.base_repeats)
-    recs = evaluate_models(models, [registry.spec_text(b) for b in Q.benchmarks()],
-                           eval_settings(Q), where, problems=Q.problems, workers=Q.workers,
-                           batch_size=Q.batch_size)
+    record, path = plan.register(protocol_of(Q, table), where)
+    base = comparison(training_params(Q).model, {}, base_repeats=Q.base_repeats)
+    benchmarks = [registry.spec_text(b) for b in Q.benchmarks()]
+    recs = evaluate_models(base, benchmarks, eval_settings(Q), where, problems=Q.problems,
+                           workers=Q.workers, batch_size=Q.batch_size)
+    commit = plan.committed_in(path)
+    if compute and Q.committed and not plan.committed_at(path, checkout_commit()):
+        raise NotCommitted(
+            f"phase 1 done: the protocol is registered at {path}; no run begins until it is "
+            f"committed in the results release. Release it (make part does at its end, or make "
+            f"release PROFILE={where} PART=1), commit release/{where}, then run make part "
+            f"PROFILE={where} HOURS=0.5 again")
+    grid = ordered(runs(Q, plan.hash_of(record)))
+    folders: dict[tuple[str, int], Path] = {}
+    seen: list[dict[str, str]] = []
+    for look in record["looks"]:
+        n = int(look["seeds"])
+        todo = {k: c for k, c in grid.items() if k[1] in Q.seeds[:n] and k not in folders}
+        folders |= train_and_evaluate(Q, todo, where, inline=compute)
+        trained = {ALGORITHMS[a].label: [folders[a, s] for s in Q.seeds[:n]]
+                   for a in Q.algorithms}
+        recs = evaluate_models(comparison(training_params(Q).model, trained, Q.base_repeats),
+                               benchmarks, eval_settings(Q), where, problems=Q.problems,
+                               workers=Q.workers, batch_size=Q.batch_size)
+        seen.append(outcomes(Q, recs, n, look["confidence"]))
+        if plan.every_claim_stopped(seen):
+            break
+    admitted = plan.admitted(record, path, list(folders.values()), Q.committed)
+    protocol = Protocol(record, path, commit, admitted)
+    J = judged(record["looks"], seen) if not protocol.refused else None
     if compute:
         marker(where).begin(fresh=True)
         marker(where).finish({"runs": len(folders), "params": P.values()})
-    return Results(where, Q, measured, table, sized, dynamics_of(by_label), recs)
+    return Results(where, Q, measured, table, protocol, dynamics_of(trained), recs, J)
+
+
+def beside_outcomes(R: Results) -> dict[str, str]:
+    """claim -> its verdict under the other grader (``regraded``: the lenient one where the
+    chapter grades as the paper does, else the paper's), read at the look where the chapter's
+    grader stopped it: shown beside, never recorded."""
+    if R.judged is None:
+        return {}
+    again = regraded(R.recs, not R.P.boxed_only)
+    out = {}
+    for claim, i in R.judged.stops.items():
+        look = R.judged.looks[i]
+        out[claim] = outcomes(R.P, again, int(look["seeds"]), look["confidence"]).get(claim, "")
+    return out
+
+
+def probe_at_mid(R: Results) -> pd.DataFrame:
+    """Pass@k along training from the runs' sampled probes (``probe_passk``) at each training
+    level's mid-curve k as the protocol registered it (the base's, from the difficulty table)."""
+    mid = R.protocol.record["mid-curve k"]
+    wanted = {f"d{d}t{t}": mid[f"{d}-digit x {t}"] for d, t in R.P.levels
+              if f"{d}-digit x {t}" in mid}
+    long = probe_passk(R.dynamics, sorted(set(wanted.values())))
+    if long.empty:
+        return long
+    return long[long["k"] == long["level"].map(wanted)].reset_index(drop=True)
 
 
 def answer_sources(recs: dict[tuple, pd.DataFrame]) -> pd.DataFrame:

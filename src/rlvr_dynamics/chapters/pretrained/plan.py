@@ -1,154 +1,211 @@
-"""The chapter's power plan: how many seeds and test problems its claims need, sized on the
-spread of its first runs and registered before the runs it sizes.
+"""The chapter's protocol: what judges its claims, written down before any of its runs and
+committed to git in the results release, then read back by the judging.
 
-No stored run measures this chapter's claims under its chosen format (the earlier ones were
-trained under another prompt and grader), so the plan is an *internal pilot*: the protocol
-(``protocol``: the headline contrasts, their margins, the confidence, the pilot's size, the
-largest design the budget allows) is written into the store before any run begins, and every
-run records its content hash (``rl.registration``); the first ``pilot`` seeds of each
-algorithm then train and are evaluated on every test problem, and the protocol's own rule
-(``size``) reads from them the *variances* of each contrast (``power.components``: the seeds',
-the problems', the rest), never its mean, and takes the fewest seeds, then problems, whose
-predicted half-width is within every margin it can reach (``power.needed``), the largest design
-where some margin cannot be reached. The design it chose is stored beside the protocol
-(``sized``, once per pilot). Sizing on variances alone leaves the contrasts' error rates close
-to those of a design fixed in advance (Wittes and Brittain, 1990, an internal pilot).
+*Phase 1: register.* From the base alone (the format's measurement, the difficulty table) the
+chapter writes the protocol into the store (``register``, with the time): the model, prompt and
+grader, the levels and each one's mid-curve k, the probe, the algorithms and seeds, the steps,
+the evaluation, the margins, the rules that judge each claim (``RULES``) and the looks of the
+group-sequential rule with their bounds (``looks``), and every run's key. No run begins until
+the protocol is in the release of the checkout's commit (``committed_at``): ``make part``
+releases it, and the commit that adds it is the protocol's commit (``committed_in``).
 
-The headline contrasts (``CONTRASTS``), on each training level under the chapter's first
-setting: each algorithm's Pass@1 gain over the base (``PASS1_MARGIN``), each algorithm's and
-GRPO-N against GRPO's Pass@k at the base's mid-curve k (``PASSK_MARGIN``), and GRPO-N against
-GRPO's answer entropy (``ANSWER_ENTROPY_MARGIN``).
+*Phase 2: judge.* A run is judged only where it began from a commit whose release held the
+protocol byte for byte (``rl.registration.committed_before``) and recorded its hash
+(``registered_before``); ``admitted`` says why any other is refused, and ``judge`` refuses
+a judgement that would read one.
+
+*The looks.* The Pass@k and entropy claims are read at ``looks`` seeds per algorithm (e.g. 3
+and 5); look k's intervals are at the confidence of its bound (``power.nominal_confidence``),
+the bounds those of Lan and DeMets' O'Brien-Fleming-type spending of the book's 5 % over the
+information fractions (seeds read / seeds at the last look; ``power.spending_bounds``): at 3 of
+5 seeds, 2.67 (99.2 %), at 5, 1.98 (95.2 %). A claim stops at the first look whose verdict is
+decided (``stopped``); the runs stop after a look where every claim has stopped
+(``every_claim_stopped``). Each look's interval still uses Student's t on its seeds' degrees
+of freedom at that level: the bounds assume a known variance, so few seeds make them only
+approximately the stated size.
+
+*What a pilot could size.* A pilot of two seeds per algorithm estimates the seed variance from
+one degree of freedom each (two pooled): the true variance lies within 0.27x to 39x of it
+(``power.variance_range``), so it cannot choose a number of seeds; the protocol fixes them
+instead (at least ``MIN_SEEDS``, from the spread of earlier runs, lab notebook 46).
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import subprocess
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Sequence
 
-import numpy as np
-import pandas as pd
-
-from rlvr_dynamics import power
+from rlvr_dynamics import REPO, power
 from rlvr_dynamics.comparison.claims import ANSWER_ENTROPY_MARGIN, PASS1_MARGIN, PASSK_MARGIN
-from rlvr_dynamics.comparison.metrics import entropy_problems, mid_curve, passk_problems
-from rlvr_dynamics.rl.algorithms import BASE
-from rlvr_dynamics.stats import CONFIDENCE
-from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
+from rlvr_dynamics.rl.registration import (RELEASE, _at, committed_before, content_hash,
+                                           registered_before, started)
+from rlvr_dynamics.stats import CONFIDENCE, FEW_SEEDS, UNDECIDED
+from rlvr_dynamics.store import Entry, config_key, read_json, relative, results_dir, write_json
 
 PROTOCOL = "protocol.json"
 
+MIN_SEEDS = 5
+"""Issue 52's floor: seeds per algorithm."""
+MIN_STEPS = 96
+"""Issue 52's floor: training steps per run."""
 
-@dataclass(frozen=True)
-class Contrast:
-    """``a`` against ``b`` (model labels) in ``quantity`` (``QUANTITIES``), judged against
-    ``margin``."""
+SPENDING = ("Lan-DeMets O'Brien-Fleming-type alpha spending, two-sided, total "
+            f"{1 - CONFIDENCE:.2f}, information = seeds read / seeds at the last look")
 
-    quantity: str
-    a: str
-    b: str
-    margin: float
+MARGINS = {"pass1_gain": PASS1_MARGIN, "large_k": PASSK_MARGIN, "ood": PASSK_MARGIN,
+           "answer_entropy": ANSWER_ENTROPY_MARGIN}
+"""Each Pass@k and entropy claim's margin (``comparison.claims``; points, nats)."""
 
-    @property
-    def name(self) -> str:
-        return f"{self.quantity}: {self.a} - {self.b}"
+RULES = {
+    "pass1_gain": "each algorithm's Pass@1 above the base's by more than the margin "
+                  "(superiority), on every training level",
+    "large_k": "at the base's mid-curve k on every training level: GRPO-N holds the base "
+               "(non-inferiority), the base holds GRPO, GRPO-N above GRPO (superiority); "
+               "Pass@n shown beside, not voting",
+    "ood": "the same at the harder level's mid-curve k (GRPO-N holds the base, the base above "
+           "GRPO), read once",
+    "answer_entropy": "GRPO-N's answer entropy above GRPO's (superiority), every training level",
+    "training": "the training claims from the held-out dynamics (rl.readings.verdict_rows), "
+                "read once at the look where the protocol stops, at the book's 95 %",
+    "claim": "a claim's checks combine by verdicts.combine (replicates, partly, does not "
+             "replicate, opposite, no effect within the margin, inconclusive); the paper's "
+             "grader decides, the lenient grader is shown beside",
+    "stop": "a Pass@k or entropy claim stops at the first look whose verdict is not "
+            "inconclusive; no run of a later look begins once every one has stopped",
+}
+"""The rules that judge each claim, in words; the code that applies them is
+``comparison.claims.decided`` (at a look's confidence), ``verdicts.combine`` and ``stopped``."""
+
+OPEN = (UNDECIDED, FEW_SEEDS)
+"""Verdicts that leave a claim open at a look (``stopped``)."""
 
 
-QUANTITIES = ("Pass@1", "mid-curve Pass@k", "answer entropy")
-"""What the contrasts read, per problem of each evaluation (``per_problem``)."""
+def looks(seeds: int, at: Sequence[int], alpha: float = 1 - CONFIDENCE) -> list[dict[str, float]]:
+    """The looks at ``at`` seeds per algorithm of ``seeds`` in all: each one's seeds, its
+    information fraction, its two-sided bound (``power.spending_bounds``) and the confidence
+    of its intervals (``power.nominal_confidence``)."""
+    at = list(at)
+    if not at or at[-1] != seeds or any(b <= a for a, b in zip(at, at[1:])) or at[0] < 2:
+        raise ValueError(f"looks must increase from at least 2 seeds to all {seeds}, got {at}")
+    fractions = [n / seeds for n in at]
+    bounds = power.spending_bounds(fractions, alpha)
+    return [{"seeds": n, "fraction": round(t, 6), "bound": round(float(c), 6),
+             "confidence": round(power.nominal_confidence(c), 6)}
+            for n, t, c in zip(at, fractions, bounds)]
 
 
-def contrasts(labels: Sequence[str]) -> list[Contrast]:
-    """The headline contrasts for the trained algorithms ``labels`` (module docstring)."""
-    out = [Contrast("Pass@1", m, BASE, PASS1_MARGIN) for m in labels]
-    out += [Contrast("mid-curve Pass@k", m, BASE, PASSK_MARGIN) for m in labels]
-    if {"GRPO", "GRPO-N"} <= set(labels):
-        out += [Contrast("mid-curve Pass@k", "GRPO-N", "GRPO", PASSK_MARGIN),
-                Contrast("answer entropy", "GRPO-N", "GRPO", ANSWER_ENTROPY_MARGIN)]
+def shortfalls(what: dict[str, Any]) -> list[str]:
+    """Where the protocol ``what`` falls below issue 52's floor, in words ([] where it does
+    not): fewer than ``MIN_SEEDS`` seeds, fewer than ``MIN_STEPS`` steps, a probe with fewer
+    samples than a training level's mid-curve k."""
+    out = []
+    if len(what["seeds"]) < MIN_SEEDS:
+        out.append(f"{len(what['seeds'])} seeds per algorithm (at least {MIN_SEEDS} asked)")
+    if what["steps"] < MIN_STEPS:
+        out.append(f"{what['steps']} steps (at least {MIN_STEPS} asked)")
+    short = {level: k for level, k in what["mid-curve k"].items()
+             if k > what["probe"]["samples"]}
+    if short:
+        out.append(f"the probe's {what['probe']['samples']} samples are fewer than the "
+                   f"mid-curve k of {short}")
     return out
 
 
-def per_problem(recs: dict[tuple, pd.DataFrame], ks: Sequence[int]) -> pd.DataFrame:
-    """Every problem of every evaluation in ``recs`` (keyed setting, benchmark, model, seed) in
-    each of ``QUANTITIES``: columns setting, benchmark, model, seed, problem, quantity, value."""
-    p1 = passk_problems(recs, [1]).assign(quantity="Pass@1")
-    mid = mid_curve(recs, ks).assign(quantity="mid-curve Pass@k")
-    h = entropy_problems(recs).rename(columns={"answer entropy": "value"}).assign(
-        quantity="answer entropy")
-    return pd.concat([p1.rename(columns={"pass@k": "value"}).drop(columns="k"),
-                      mid.rename(columns={"pass@k": "value"}).drop(columns="k"),
-                      h.drop(columns="token entropy")], ignore_index=True)
-
-
-def matrix(table: pd.DataFrame, quantity: str, model: str) -> np.ndarray:
-    """One model's values of ``quantity`` in ``table`` (one setting and benchmark of
-    ``per_problem``) as (seeds, problems), the problems in their order of first appearance
-    (the base's repeats are its seeds)."""
-    rows = table[(table["quantity"] == quantity) & (table["model"] == model)]
-    problems = list(dict.fromkeys(table["problem"]))
-    wide = rows.pivot_table(index="seed", columns="problem", values="value", aggfunc="mean",
-                            dropna=False)
-    return wide.reindex(columns=problems).to_numpy(float)
-
-
-def size(table: pd.DataFrame, cs: Sequence[Contrast], seeds: Sequence[int],
-         problems: Sequence[int], confidence: float = CONFIDENCE) -> pd.DataFrame:
-    """Per contrast of ``cs`` on ``table`` (the pilot's ``per_problem`` rows of one setting and
-    benchmark): its variance components, the design of ``seeds`` x ``problems`` that
-    ``power.needed`` gives (NaN where none reaches the margin) and the half-width predicted at
-    the largest design."""
-    rows = []
-    for c in cs:
-        comp = power.components(matrix(table, c.quantity, c.a), matrix(table, c.quantity, c.b))
-        need = power.needed(comp, c.margin, seeds, problems, confidence)
-        rows.append({"contrast": c.name, "margin": c.margin, **asdict(comp),
-                     "seeds needed": need.seeds if need else np.nan,
-                     "problems needed": need.problems if need else np.nan,
-                     "half-width at the largest design": power.half_width(
-                         comp, max(seeds), max(problems), confidence)})
-    return pd.DataFrame(rows).set_index("contrast")
-
-
-def design(sizing: dict[str, pd.DataFrame], seeds: Sequence[int], problems: Sequence[int]
-           ) -> tuple[int, int]:
-    """The design the protocol takes from every level's ``size`` table: the most seeds, then
-    the most problems, that any reachable contrast needs; the largest where a contrast
-    reaches its margin at no design."""
-    tables = list(sizing.values())
-    if any(t["seeds needed"].isna().any() for t in tables):
-        return max(seeds), max(problems)
-    return (int(max(t["seeds needed"].max() for t in tables)),
-            int(max(t["problems needed"].max() for t in tables)))
+FOLDER = "pretrained-protocol"
+"""Where the protocols lie under a profile's results: beside the chapter's folder, never
+inside it (the chapter's marker begins afresh there when it finishes, which would remove the
+protocol the runs recorded, and a rebuild would register another)."""
 
 
 def entry(profile: str, what: dict[str, Any]) -> Entry:
     """The store entry of the protocol ``what`` under ``profile`` (this module's code)."""
-    return Entry(results_dir(profile, "pretrained") / "plans" / config_key(what),
-                 code=__name__)
+    return Entry(results_dir(profile, FOLDER) / config_key(what), code=__name__)
 
 
-def protocol(what: dict[str, Any], profile: str) -> dict[str, Any]:
-    """The registered protocol ``what`` (the contrasts, margins, confidence, the pilot and the
-    designs it may choose, the runs' settings), read back where it exists, else written now
-    with the time (UTC): what every run records before it begins."""
+def register(what: dict[str, Any], profile: str) -> tuple[dict[str, Any], Path]:
+    """The protocol ``what``, registered: read back where it exists, else written now with the
+    time (UTC); the record and its file."""
     e = entry(profile, what)
     if not e.done:
         record = {"registered": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                   **what}
         write_json(e.begin(fresh=True) / PROTOCOL, record)
         e.finish({"registered": record["registered"]})
-    return read_json(e.path / PROTOCOL)
+    path = e.path / PROTOCOL
+    return read_json(path), path
 
 
-def sized(what: dict[str, Any], profile: str, sizing: dict[str, pd.DataFrame],
-          chosen: tuple[int, int], pilot: dict[str, str]) -> dict[str, Any]:
-    """The protocol's sizing (per level, ``size``'s table) and the design it chose, stored
-    beside it once per pilot (``pilot``: each pilot run's folder name -> the code
-    fingerprint of its store entry; read back afterwards, never recomputed for the same pilot:
-    the later runs follow it; a pilot trained again by other code sizes again)."""
-    path = entry(profile, what).path / f"sized-{config_key(pilot)}.json"
-    if not path.is_file():
-        write_json(path, {"time": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-                          "seeds": chosen[0], "problems": chosen[1],
-                          "sizing": {b: t.reset_index().to_dict("records")
-                                     for b, t in sizing.items()}})
-    return read_json(path)
+def committed_at(path: Path, commit: str, repo: Path = REPO) -> bool:
+    """Whether the release of ``commit`` holds the protocol at ``path`` byte for byte (phase 2
+    may begin runs from that commit)."""
+    return _at(commit, path, repo) == Path(path).read_bytes()
+
+
+def committed_in(path: Path, repo: Path = REPO) -> str | None:
+    """The first commit whose results release holds the protocol at ``path`` (its commit), None
+    where none does."""
+    inside = relative(path)
+    if inside is None:
+        return None
+    shown = subprocess.run(["git", "-C", str(repo), "log", "--format=%H", "--diff-filter=A",
+                            "--reverse", "--", f"{RELEASE}/{inside.as_posix()}"],
+                           capture_output=True, text=True)
+    first = shown.stdout.split()
+    return first[0] if shown.returncode == 0 and first else None
+
+
+def admitted(record: dict[str, Any], path: Path, runs: Sequence[Path], committed: bool,
+             repo: Path = REPO) -> dict[str, str]:
+    """Each run's folder name -> why it may not be judged against the protocol ("" where it
+    may): it did not record the protocol's hash, or began before it; and where ``committed``,
+    it began from uncommitted changes or from a commit whose release did not hold the
+    protocol (``committed_before``)."""
+    out = {}
+    for run in runs:
+        begun = started(run) or {}
+        why = ""
+        if not registered_before(record, [run]):
+            why = "it did not record this protocol's hash after its registration"
+        elif committed:
+            proven = committed_before(path, run, repo)
+            if proven is None:
+                why = f"it began from uncommitted changes ({begun.get('commit') or 'no commit'})"
+            elif not proven:
+                why = (f"it began at commit {begun['commit'][:12]}, whose results release did "
+                       f"not hold the protocol")
+        out[Path(run).name] = why
+    return out
+
+
+class Refused(RuntimeError):
+    """A judgement asked of runs the protocol does not admit (``admitted``)."""
+
+
+def judge(reasons: dict[str, str]) -> None:
+    """Refuse (``Refused``, naming the first run and why) where any run is not admitted."""
+    bad = {run: why for run, why in reasons.items() if why}
+    if bad:
+        run, why = next(iter(bad.items()))
+        raise Refused(f"{len(bad)} run(s) not judged against the protocol: {run}: {why}")
+
+
+def stopped(outcomes: Sequence[dict[str, str]]) -> dict[str, int]:
+    """claim -> the index of the look at which it stops: the first of ``outcomes`` (one dict
+    claim -> verdict per look read so far) whose verdict is decided (not in ``OPEN``), else
+    the last read."""
+    claims = list(dict.fromkeys(c for o in outcomes for c in o))
+    return {c: next((i for i, o in enumerate(outcomes) if o.get(c) not in OPEN + (None,)),
+                    len(outcomes) - 1) for c in claims}
+
+
+def every_claim_stopped(outcomes: Sequence[dict[str, str]]) -> bool:
+    """Whether every claim was decided at some look of ``outcomes`` (no later look's run
+    need begin)."""
+    return bool(outcomes) and all(outcomes[i][c] not in OPEN
+                                  for c, i in stopped(outcomes).items())
+
+
+def hash_of(record: dict[str, Any]) -> str:
+    """The protocol's content hash, which every run records (``TrainConfig.registration``)."""
+    return content_hash(record)

@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 
 from rlvr_dynamics import registry
-from rlvr_dynamics.chapters.pretrained import (Params, Results, boxed_share, decided_levels,
-                                               fits, training_params, verdict_rows)
+from rlvr_dynamics.chapters.pretrained import (Params, Results, boxed_share, decisions, fits,
+                                               looked, training_params, verdict_rows)
 from rlvr_dynamics.chapters.sentences import (comparison_rows, passk_caption,  # noqa: F401
                                               reading_rows, run_settings)
 from rlvr_dynamics.rl.algorithms import BASE
@@ -142,19 +142,24 @@ def sources_text(sources: pd.DataFrame, Q: Params) -> str:
 
 def how_to_run(P: Params, cost: str) -> str:
     """The page of a build where ``P.source`` has not made this chapter's results on this
-    machine: what the chapter would show, the command that makes them and what it cost when
-    last measured (``cost``: ``report.measured_cost``'s sentence)."""
+    machine: what the chapter would show, the commands that make them in parts and what it
+    cost when last measured (``cost``: ``report.measured_cost``'s sentence)."""
     return (f"The `{P.source}` profile has not run this chapter on this machine (or ran it with "
             f"other code), so this page shows none of its results. Run, it shows the base's "
             f"answers under candidate chat prompts (the share it boxes, and the prompt and "
-            f"grader chosen from them), its Pass@k per difficulty, the training dynamics of GRPO and GRPO-N over seeds "
-            f"(Figure 2's layout), Pass@k along training and of the base and the trained models "
-            f"(Table 2's layout), the entropies (Table 4's), where the grader found the answers "
-            f"it counted, the boundary problem by problem, and the verdict on each of the "
-            f"paper's claims that this model can decide. To make them:\n\n"
-            f"    make reproduce PROFILE={P.source}\n\nthen rebuild this book "
-            f"(`make reproduce`): this chapter reads them back without computing anything."
-            + cost)
+            f"grader chosen from them), its Pass@k per difficulty, the protocol committed "
+            f"before the runs, the training dynamics of GRPO and GRPO-N over seeds "
+            f"(Figure 2's layout), Pass@k along training at the mid-curve k and of the base and "
+            f"the trained models (Table 2's layout), the entropies (Table 4's), where the grader "
+            f"found the answers it counted, the boundary problem by problem, and the verdict on "
+            f"each of the paper's claims that this model can decide, with its cost as the sum "
+            f"of its parts. It runs in parts of a few hours (the lab notebook's section 52): "
+            f"the first registers the protocol, which is committed before any run begins:\n\n"
+            f"    make part PROFILE={P.source} HOURS=0.5   # phase 1: the protocol\n"
+            f"    git add release/{P.source} && git commit -m 'protocol'\n"
+            f"    make part PROFILE={P.source} HOURS=0.5   # again, committing release/ after "
+            f"each, until it finishes\n\nthen `make publish` draws this chapter from the "
+            f"release without computing anything." + cost)
 
 
 def verdict_rule() -> str:
@@ -165,42 +170,82 @@ def verdict_rule() -> str:
 
 def claim_rows(R: Results, last: int) -> list[dict]:
     """The rows this chapter records, written from its decisions: the training claims from the
-    held-out dynamics (``rl.readings.verdict_rows``) and the large-k and entropy claims of every
-    level (``decided_levels``), each level's checks named by its level."""
-    rows = []
-    for claim, levels in decided_levels(R, last).items():
+    held-out dynamics at the look where the protocol stopped (``rl.readings.verdict_rows``,
+    ``looked``) and the large-k and entropy claims of every level at the look where each
+    stopped (``decisions``), each level's checks named by its level and each claim by its look;
+    none where the protocol refused a run (``R.judged`` None)."""
+    if R.judged is None:
+        return []
+    rows, K = [], len(R.protocol.record["looks"])
+    for claim, levels in decisions(R.P, R.recs, R.judged).items():
+        i = R.judged.stops[claim]
+        look = R.judged.looks[i]
+        at = (f" [look {i + 1} of {K}: {look['seeds']} seeds, intervals at "
+              f"{100 * look['confidence']:.1f} %]")
         said = [(b, row) for b, d in levels for row in comparison_rows({claim: d})]
         if claim == "ood":  # one harder level, read once
-            rows.append(said[0][1])
+            rows.append({**said[0][1], "ours": said[0][1]["ours"] + at})
             continue
-        rows.append({"claim": claim, "ours": "; ".join(r["ours"] for _, r in said),
+        rows.append({"claim": claim, "ours": "; ".join(r["ours"] for _, r in said) + at,
                      **{key: [(f"{b}: {what}", v) for b, r in said for what, v in r[key]]
                         for key in ("checks", "also")}})
-    return reading_rows(verdict_rows(R.dynamics), R.dynamics) + rows
+    S = looked(R)
+    return reading_rows(verdict_rows(S.dynamics), S.dynamics) + rows
 
 
-def plan_text(R: Results) -> str:
-    """The power plan in words: when its protocol was registered and whether every run
-    recorded it before it began, what the pilot sized, the design it chose, and the contrasts
-    that no design within the budget brings within their margins."""
-    plan = R.plan
-    if plan is None:
-        return (f"This build sizes no plan (pilot = {R.P.pilot}): it trains every seed of "
-                f"{R.P.seeds} and evaluates {R.P.problems} test problems per level, as given.")
-    judged = ("before every run began (each recorded its hash)" if plan.judged else
-              "but not every run recorded it before it began: those runs are shown, not judged")
-    out = []
-    for b, rows in plan.sized["sizing"].items():
-        beyond = [f"{r['contrast']} (half-width {r['half-width at the largest design']:.2f} "
-                  f"against a margin of {r['margin']:g})" for r in rows
-                  if pd.isna(r["seeds needed"])]
-        out.append(f"{level_name(b)}: " + ("every contrast reaches its margin." if not beyond
-                                           else "out of reach: " + "; ".join(beyond) + "."))
-    protocol = plan.protocol
-    return (f"The plan's protocol was registered at "
-            f"{protocol['registered'][:16].replace('T', ' ')} UTC, "
-            f"{judged}. From the first {protocol['pilot']} seeds of each algorithm, evaluated on "
-            f"{max(protocol['problems'])} test problems of each training level, its rule chose "
-            f"{plan.sized['seeds']} seeds and {plan.sized['problems']} problems per level (at "
-            f"most {len(protocol['seeds'])} and {max(protocol['problems'])}). "
-            + " ".join(out))
+def protocol_text(R: Results) -> str:
+    """The protocol in words: when it was registered and in which commit its results release
+    first held it, its design, where it falls below issue 52's floor, and whether every run
+    was admitted (or why the claims are not judged)."""
+    r = R.protocol.record
+    commit = (f"committed in `{R.protocol.commit[:12]}`" if R.protocol.commit else
+              "not yet in any commit's results release")
+    looks = ", ".join(f"{x['seeds']} seeds (bound {x['bound']:.2f}, intervals at "
+                      f"{100 * x['confidence']:.1f} %)" for x in r["looks"])
+    text = (f"The protocol was registered at {r['registered'][:16].replace('T', ' ')} UTC and "
+            f"is {commit}. It fixes {len(r['seeds'])} seeds per algorithm of "
+            f"{', '.join(r['algorithms'])}, {r['steps']} steps, held-out evaluation every "
+            f"{r['eval_every']} steps, the probe ({r['probe']['samples']} samples of "
+            f"{r['probe']['problems']} test problems every {r['probe']['every']} steps, read at "
+            f"the mid-curve k {r['mid-curve k']}), the grader ({r['grader']}), and looks at "
+            f"{looks}: {r['spending']}.")
+    if r["below the floor"]:
+        text += f" Below issue 52's floor: {'; '.join(r['below the floor'])}."
+    refused = R.protocol.refused
+    if refused:
+        run, why = next(iter(refused.items()))
+        return text + (f" {len(refused)} of {len(R.protocol.admitted)} runs are not admitted, so "
+                       f"no claim is judged (first: {run}, {why}).")
+    how = ("began from a commit whose results release held it" if r["committed"] else
+           "recorded its hash after its registration (by the store's times alone: this "
+           "profile does not ask for the commit)")
+    return text + f" Every one of the {len(R.protocol.admitted)} runs {how}."
+
+
+def grader_name(boxed_only: bool) -> str:
+    """A grader by name: the paper's (the boxed answer alone) or the lenient one."""
+    return "paper's grader (boxed only)" if boxed_only else "lenient grader"
+
+
+def judgement_text(R: Results) -> str:
+    """Why the claims are not judged (a run the protocol refused), or what the table below
+    them holds."""
+    if R.judged is None:
+        return (f"No claim is judged: {len(R.protocol.refused)} run(s) began without the "
+                "protocol committed before them (above).")
+    return (f"Each claim under the {grader_name(R.P.boxed_only)}, which trained and decides, "
+            f"at the look where the protocol's rule stopped it, with the "
+            f"{grader_name(not R.P.boxed_only)}'s verdict on the same samples at the same look "
+            "beside it:")
+
+
+def cost_text(provenance: dict | None, ledger: list[dict]) -> str:
+    """This profile's cost as the sum of its release's parts (``release.provenance``) and the
+    parts started (``release.ledger_of``)."""
+    if not provenance:
+        return "No part of this profile has been released yet."
+    open_ = sum(1 for row in ledger if row.get("end") is None)
+    return (f"Its cost is the sum of its {len(provenance['parts'])} released parts: "
+            f"{provenance['wall_s'] / 3600:.2f} hours of wall time, from the results' own files"
+            + (f"; {open_} part(s) started are not closed (cut off, or running)." if open_
+               else "."))

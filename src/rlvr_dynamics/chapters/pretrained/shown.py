@@ -1,6 +1,7 @@
 """The pretrained chapter's tables as displayed: the base under each candidate prompt, the base per difficulty with the rule's verdict
-on each, Tables 1 and 4 over seeds (shared with the reproduction chapter: ``chapters.shown``),
-and where the grader found the right answers (styled with ``style.styled`` and captioned with
+on each, the protocol's looks and rules, Tables 1 and 4 over seeds (shared with the
+reproduction chapter: ``chapters.shown``), where the grader found the right answers, the claims
+under both graders and the parts that made the results (styled with ``style.styled`` and captioned with
 the settings; the numbers are the chapter's ``difficulty``, ``fits`` and ``answer_sources``)."""
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from IPython.display import Markdown
 from rlvr_dynamics.chapters.pretrained import Params, Results, fits
 from rlvr_dynamics.chapters.pretrained import sentences
 from rlvr_dynamics.chapters.shown import entropy_tables, passk_tables  # noqa: F401 (the page's)
-from rlvr_dynamics.chapters.style import grouped, styled, with_legend
+from rlvr_dynamics.chapters.style import grouped, styled
 
 
 def difficulty_table(table: pd.DataFrame, P: Params, described: str):
@@ -42,40 +43,42 @@ def sources_table(sources: pd.DataFrame, described: str):
                           f"{described}")
 
 
-PLAN_LEGEND = {
-    "margin": ("margin", "the contrast's margin (points; nats for the entropy)"),
-    "half-width at the largest design": ("half-width", "the interval's half-width that the "
-                                         "pilot's spread predicts at the most seeds and problems "
-                                         "the plan may take"),
-    "seeds needed": ("seeds", "the fewest seeds a side that bring it within the margin "
-                     "(blank: none does)"),
-    "problems needed": ("problems", "with those seeds, the fewest test problems"),
-    "sd seeds, a": ("sd seed (a)", "the spread of the first model's runs (standard deviation)"),
-    "sd seeds, b": ("sd seed (b)", "the same of the second (the base's: its repeats)"),
-    "sd rest, a": ("sd rest (a)", "what varies with both seed and problem, sampling included"),
-    "sd rest, b": ("sd rest (b)", "the same of the second"),
-    "sd problems": ("sd problems", "the spread over problems of the two models' difference"),
-}
+def protocol_table(R: Results):
+    """The protocol's looks: seeds per algorithm, information fraction, bound, the confidence
+    of the intervals read there; and each rule in words below."""
+    r = R.protocol.record
+    looks = pd.DataFrame(r["looks"]).rename(columns={
+        "seeds": "seeds per algorithm", "fraction": "information",
+        "confidence": "interval confidence"}).set_index("seeds per algorithm")
+    return styled(looks, decimals=3, caption=f"The protocol's looks: {r['spending']}.")
 
 
-def plan_shown(R: Results) -> list:
-    """The plan's section: its table where this build sized one, and its words."""
-    words = Markdown(sentences.plan_text(R))
-    return [words] if R.plan is None else [plan_table(R.plan.sized), words]
+def rules_table(R: Results):
+    """The protocol's rules in words, and each claim's margin."""
+    r = R.protocol.record
+    rows = pd.DataFrame([{"rule": k, "margin": r["margins"].get(k, ""), "what it says": v}
+                         for k, v in r["rules"].items()]).set_index("rule")
+    return styled(rows, caption="The rules that judge each claim, registered with the protocol.")
 
 
-def plan_table(sized: dict):
-    """The plan's sizing (``chapter.planned``): per training level and headline contrast, the
-    pilot's spread as standard deviations, the design that reaches the margin and the
-    half-width at the largest design."""
-    rows = pd.concat({sentences.level_name(b): pd.DataFrame(t).set_index("contrast")
-                      for b, t in sized["sizing"].items()}, names=["level", "contrast"])
-    sd = {f"sd {what}": rows[name] ** 0.5 for what, name in (
-        ("seeds, a", "seed_a"), ("seeds, b", "seed_b"), ("rest, a", "residual_a"),
-        ("rest, b", "residual_b"), ("problems", "problem"))}
-    table = rows[["margin", "half-width at the largest design", "seeds needed",
-                  "problems needed"]].assign(**sd)
-    return with_legend(table, PLAN_LEGEND, unwrapped=True).format(
-        "{:.2f}", subset=[s for long, (s, _) in PLAN_LEGEND.items()
-                          if long not in ("seeds needed", "problems needed")]).format(
-        "{:.0f}", subset=["seeds", "problems"], na_rep="")
+def claims_shown(R: Results, table: pd.DataFrame, beside: dict[str, str]) -> list:
+    """The claims' verdicts under the chapter's grader with the other grader's beside
+    (``chapter.beside_outcomes``, at the same looks; the training claims read the training
+    reward alone), or the words that say why none is judged."""
+    words = Markdown(sentences.judgement_text(R))
+    if R.judged is None:
+        return [words]
+    other = [beside.get(c, "(the training reward's)") for c in table.index]
+    return [words, table[["ours", "verdict"]].assign(**{sentences.grader_name(
+        not R.P.boxed_only): other})]
+
+
+def parts_table(provenance: dict | None):
+    """The released parts (``release.provenance``): commit, start, end, hours, CPU."""
+    if not provenance:
+        return Markdown("")
+    parts = pd.DataFrame(provenance["parts"]).assign(
+        hours=lambda t: t["wall_s"] / 3600, commit=lambda t: t["commit"].str[:12]
+    ).set_index("part")[["commit", "start", "end", "hours", "cpu", "cores", "avx512"]]
+    return styled(parts, decimals=2, caption="The parts that made this chapter's results "
+                                             "(the results release's manifest).")
