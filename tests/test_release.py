@@ -399,3 +399,22 @@ def test_a_chapter_is_drawn_from_its_profile_else_from_the_default(tmp_path, mon
     (tmp_path / "build" / "cpu-nsr" / "book" / "notebooks").mkdir(parents=True)
     (tmp_path / "build" / "cpu-nsr" / "book" / "notebooks" / "training.ipynb").write_text("{}")
     assert source() == "cpu-nsr"                              # its own build
+
+
+def test_reading_only_makes_a_chapters_stale_record_again_and_keeps_the_librarys(roots,
+                                                                                 monkeypatch):
+    """Publishing (read only, results of older code kept) keeps a library result of older code
+    but not a chapter's own record, which it writes again."""
+    results, _ = roots
+    for module in ("rlvr_dynamics.toy", "rlvr_dynamics.chapters.theory"):
+        e = store.Entry(results / module, code=module)
+        e.code = "older"
+        e.begin()
+        e.finish()
+    monkeypatch.setenv("RLVR_READ_ONLY", "1")
+    monkeypatch.setenv("RLVR_REUSE_STALE", "1")
+    assert store.Entry(results / "rlvr_dynamics.toy", code="rlvr_dynamics.toy").done
+    chapter = "rlvr_dynamics.chapters.theory"
+    assert not store.Entry(results / chapter, code=chapter).done
+    monkeypatch.setenv("RLVR_READ_ONLY", "0")
+    assert store.Entry(results / chapter, code=chapter).done           # --reuse-stale alone

@@ -82,6 +82,11 @@ class Damaged(ValueError):
     """A stored file that cannot be read back."""
 
 
+CHAPTERS = "rlvr_dynamics.chapters"
+"""The package of the chapters, whose own records (verdicts, markers) are cheap: written even
+while the library is read only."""
+
+
 class NotStored(RuntimeError):
     """A result that ``RLVR_READ_ONLY`` forbids computing (publishing from the release)."""
 
@@ -252,7 +257,7 @@ class Entry:
         marker = self._marker(DONE)
         if marker is None:
             return False
-        if marker.get("code") != self.code and not reuse_stale():
+        if marker.get("code") != self.code and not self._keeps_stale():
             log.info("%s was computed by other code (%s, now %s): computing it again",
                      self.path, marker.get("code"), self.code)
             return False
@@ -265,6 +270,11 @@ class Entry:
         if marker.get("code") != self.code:
             _log_stale(self.path, marker.get("code"), self.code)
         return True
+
+    def _keeps_stale(self) -> bool:
+        """Whether a finished result of other code is kept (``reuse_stale``), except a
+        chapter's own record while the library is read only: it is cheap, and made again."""
+        return reuse_stale() and not (read_only() and self.module.startswith(CHAPTERS))
 
     @property
     def withheld(self) -> list[str]:
@@ -282,7 +292,7 @@ class Entry:
     def begin(self, fresh: bool = False) -> Path:
         """Make the folder ready to (re)compute into: removed first if ``fresh``, if it holds a
         result of other code, or parts begun by other code; parts of this code are kept."""
-        if read_only() and not self.module.startswith("rlvr_dynamics.chapters"):
+        if read_only() and not self.module.startswith(CHAPTERS):
             raise NotStored(f"{self.path} ({self.module}) is not stored, or was made by other "
                             "code, and RLVR_READ_ONLY forbids computing it: publishing from "
                             "the release computes nothing; make reproduce PROFILE=<its "
