@@ -213,13 +213,16 @@ def task_modules(*objects: Any) -> tuple[str, ...]:
 
 
 def checkout_commit(short: bool = False) -> str:
-    """The commit of this checkout (``REPO``), with "+changes" where tracked files differ from
-    it; "unknown" outside git. A run records it when it begins (``rl.runs.train``), so that a
-    registration can be shown to have been committed before it."""
+    """The commit of this checkout (``REPO``), with "+changes" where tracked files outside the
+    results release (``release/``) differ from it; "unknown" outside git. A run records it when
+    it begins (``rl.runs.train``), so that a registration can be shown to have been committed
+    before it. The release is left out: ``make part`` writes its ledger there as a part starts,
+    and a release changes no run."""
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", *(["--short"] if short else []),
                            "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
     dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",
-                            "--untracked-files=no"], capture_output=True, text=True).stdout.strip()
+                            "--untracked-files=no", "--", ".", ":(exclude)release"],
+                           capture_output=True, text=True).stdout.strip()
     return head + ("+changes" if dirty else "")
 
 
