@@ -188,9 +188,11 @@ def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
     default, chosen, refresh, also = published = published_from()
     assert default == "cpu" and chosen == {"training": "cpu-nsr", "reproduction": "cpu-nsr",
                                            "scenario": "cpu-map", "ladder": "cpu-ladder",
+                                           "mechanism": "cpu-mechanism",
                                            "regime_map": "cpu-map", "pretrained": "cpu-smollm2"}
     assert refresh == ["verdict"] and also == {"regime_map": ["cpu-grid"]}
-    assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-ladder", "cpu-smollm2", "cpu-grid"]
+    assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-ladder", "cpu-mechanism",
+                                  "cpu-smollm2", "cpu-grid"]
     from rlvr_dynamics.chapters import verdict  # the verdict page shows every one of them
     assert sorted(verdict.Params().beside) == sorted(published.profiles)
     bad = tmp_path / "publish.yaml"

@@ -199,6 +199,7 @@ RERUN = {"theory": ("seed", "vocab", "lr"), "toy_dynamics": ("seeds", "steps", "
          "base_model": ("seed", "steps", "samples"), "evaluation": ("table1_n", "table1_problems"),
          "training": ("seeds", "steps", "algorithms"), "reproduction": ("n", "problems"),
          "scenario": ("seeds", "steps"), "ladder": ("seeds", "steps", "ladder"),
+         "mechanism": ("seeds", "steps", "stage_two_steps"),
          "regime_map": ("seeds", "steps"), "pretrained": ("source", "seeds", "levels"),
          "verdict": ("beside",)}
 """Each chapter's parameters that a reader most often changes: the rerun box gives them with

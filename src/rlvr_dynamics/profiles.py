@@ -31,14 +31,14 @@ from pydantic import BaseModel
 
 from rlvr_dynamics import REPO
 from rlvr_dynamics.chapters import (CONFIGS, NAMES, ChapterParams, ParameterError, base_model,
-                                    evaluation, ladder, pretrained, regime_map, reproduction,
+                                    evaluation, ladder, mechanism, pretrained, regime_map, reproduction,
                                     scenario, theory, toy_dynamics, training, verdict)
 
 NOTEBOOKS = REPO / "notebooks"
 
 CHAPTERS = {m.__name__.rsplit(".", 1)[-1]: m
             for m in (theory, toy_dynamics, base_model, evaluation, training, reproduction,
-                      scenario, ladder, regime_map, pretrained, verdict)}
+                      scenario, ladder, mechanism, regime_map, pretrained, verdict)}
 """Each chapter's module by its name (the names of ``chapters.NAMES``, in book order)."""
 assert tuple(CHAPTERS) == NAMES, f"CHAPTERS {list(CHAPTERS)} must list chapters.NAMES {NAMES}"
 

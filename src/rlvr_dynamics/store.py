@@ -218,11 +218,11 @@ def task_modules(*objects: Any) -> tuple[str, ...]:
 
 
 def checkout_commit(short: bool = False) -> str:
-    """The commit of this checkout (``REPO``), with "+changes" where tracked files differ from
-    it; "unknown" outside git. A run records it when it begins (``rl.runs.train``), so that a
-    registration can be shown to have been committed before it. The results release
-    (``release/``) is data, not code: a part's ledger row, written as the part starts
-    (``release.start_part``), leaves the commit clean."""
+    """The commit of this checkout (``REPO``), with "+changes" where tracked files outside the
+    results release (``release/``) differ from it; "unknown" outside git. A run records it when
+    it begins (``rl.runs.train``), so that a registration can be shown to have been committed
+    before it. The release is left out: ``make part`` writes its ledger there as a part starts,
+    and a release changes no run."""
     head = subprocess.run(["git", "-C", str(REPO), "rev-parse", *(["--short"] if short else []),
                            "HEAD"], capture_output=True, text=True).stdout.strip() or "unknown"
     dirty = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain",

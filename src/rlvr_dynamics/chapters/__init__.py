@@ -27,7 +27,7 @@ from rlvr_dynamics.fields import (Distribution, Int, ListOf, NonNegative, Positi
                                   Probability, Real, Text, require, require_distribution)
 
 NAMES = ("theory", "toy_dynamics", "base_model", "evaluation", "training", "reproduction",
-         "scenario", "ladder", "regime_map", "pretrained", "verdict")
+         "scenario", "ladder", "mechanism", "regime_map", "pretrained", "verdict")
 """The chapters, in book order (``book/_toc.yml`` lists the same)."""
 
 CONFIGS = REPO / "configs"

@@ -15,9 +15,13 @@ tables), ``stages`` (the two stages in numbers), ``toy_mapping`` (the toy beside
 rules that decide), ``crossover`` (each cell's crossover against its registration; two
 algorithms or two regimes against each other), ``toy_rungs`` (the ladder's registered toy rungs
 and the slope that tells the mechanisms apart), ``ladder`` (the rungs from the tabular toy to
-the full model, read).
+the full model, read), ``clock`` (R1's clock set to the network's, and the second stage given
+that time), ``mechanism`` (why GRPO-N loses the rare path: the hypotheses' rules, the
+attribution's reading, the remedy rule), ``plan`` (a plan registered in two phases, judged
+from git).
 
 The chapters that read them: ``chapters.scenario`` (the paper's scenario against its control),
-``chapters.ladder`` (the ladder from the toy to the network) and ``chapters.regime_map`` (the
+``chapters.ladder`` (the ladder from the toy to the network), ``chapters.mechanism`` (why the
+network departs from the toy) and ``chapters.regime_map`` (the
 regime map and its knobs).
 """

@@ -172,6 +172,18 @@ def toy_curves(record: dict[str, Any], label: str) -> dict[str, pd.DataFrame]:
         toy.logits(pi0), r, G=G, lr=own["lr"], tau=tau, optimizer=own["optimizer"],
         steps=steps, seeds=seeds, seed=0, **update)])
     out = {"R0": pd.DataFrame(a2, index=np.arange(steps + 1, dtype=float))}
+    s, updates = r1_simulation(record, label)
+    out["R1"] = pd.DataFrame(s.early[:, :, 1].T, index=np.arange(s.early.shape[1]) / updates)
+    return out
+
+
+def r1_simulation(record: dict[str, Any], label: str) -> tuple[Any, int]:
+    """R1 as a registration ``record`` ran it for ``label`` (GRPO, GRPO-N), again from its
+    inputs and on the same draws (``toy_rungs.r1``'s setting), every seed's first-character
+    masses kept after every update of the whole run (``toy_schedule.simulate``'s ``early``:
+    seeds x (updates + 1) x 3); with the updates per model step."""
+    pi0, r, G = (record["inputs"][k] for k in ("pi0", "r", "G"))
+    own, tau = record["toy"][OWN], record["toy"]["tau"]
     batch, per_update, epsilon, model_steps = record["schedule"]
     share = record["share"]
     updates = batch // per_update
@@ -179,10 +191,9 @@ def toy_curves(record: dict[str, Any], label: str) -> dict[str, pd.DataFrame]:
     s = toy_schedule.simulate(pi0, [min(rate, 1.0), r[1], r[2]], [0.0, r[1], r[2]], share,
                               G=G, groups=batch // G, updates=updates, lr=own["lr"],
                               epsilon=epsilon, tau=tau, negative_only=label == "GRPO-N",
-                              steps=model_steps, seeds=seeds, window=model_steps * updates)
-    out["R1"] = pd.DataFrame(s.early[:, :, 1].T,
-                             index=np.arange(model_steps * updates + 1) / updates)
-    return out
+                              steps=model_steps, seeds=record["seeds"],
+                              window=model_steps * updates)
+    return s, updates
 
 
 def toy_dips(record: dict[str, Any], labels: Sequence[str] = ("GRPO", "GRPO-N")

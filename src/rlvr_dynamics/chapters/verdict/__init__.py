@@ -21,7 +21,8 @@ class Params(ChapterParams):
     profiles whose chapters the published book shows: ``book/publish.yaml``), where their
     chapters ran with this code."""
 
-    beside: ListOf(Text, 0) = ["cpu-smollm2", "cpu-nsr", "cpu-map", "cpu-grid", "cpu-ladder"]
+    beside: ListOf(Text, 0) = ["cpu-smollm2", "cpu-nsr", "cpu-map", "cpu-grid", "cpu-ladder",
+                                "cpu-mechanism"]
 
     @model_validator(mode="after")
     def _known(self):
