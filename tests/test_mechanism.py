@@ -311,22 +311,3 @@ def test_phase_two_judges_a_run_only_where_the_plan_was_committed_before_it(tmp_
     assert not rows.loc["3: R5", "decided"] and rows.loc["3: R5", "judged"] == 1
     assert rows.loc["3: R2", "decided"] and rows.loc["3: R2", "replays"] == 1
     assert not rows.loc["4 (a)", "decided"]                         # no runs: not decided
-
-
-def test_a_part_s_ledger_does_not_mark_its_runs_as_begun_from_changes(tmp_path, monkeypatch):
-    """``make part`` writes ``release/<p>/ledger.json`` as it starts: the runs it begins must
-    still record a clean commit (else no run of a second part could be judged); a change
-    outside the release still marks them."""
-    repo = tmp_path / "repo"
-    (repo / "release" / "p").mkdir(parents=True)
-    (repo / "release" / "p" / "ledger.json").write_text("[]")
-    (repo / "code.py").write_text("x = 1\n")
-    git(tmp_path, "init", "-q", str(repo))
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "one")
-    monkeypatch.setattr(store, "REPO", repo)
-    head = git(repo, "rev-parse", "HEAD")
-    (repo / "release" / "p" / "ledger.json").write_text('[{"started": 2}]')
-    assert store.checkout_commit() == head
-    (repo / "code.py").write_text("x = 2\n")
-    assert store.checkout_commit() == head + "+changes"

@@ -396,6 +396,8 @@ def test_a_chapter_is_drawn_from_its_profile_else_from_the_default(tmp_path, mon
     assert source() == "cpu-nsr"                              # neither: named as missing
     store.write_json(tmp_path / "release" / "cpu" / "manifest.json", {"parts": [{"part": 1}]})
     assert source() == "cpu"                                  # the default's release
+    assert dict(publish.shown("cpu", {"mechanism": "cpu-mechanism"}, {}))["mechanism"] == \
+        "cpu-mechanism"                                       # not a chapter the default runs
     (tmp_path / "build" / "cpu-nsr" / "book" / "notebooks").mkdir(parents=True)
     (tmp_path / "build" / "cpu-nsr" / "book" / "notebooks" / "training.ipynb").write_text("{}")
     assert source() == "cpu-nsr"                              # its own build

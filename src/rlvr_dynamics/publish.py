@@ -27,7 +27,7 @@ from rlvr_dynamics.book import build_book
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.execution import (BOOK, STAMP, chapters, execute, instance, repository,
                                      with_rerun_box)
-from rlvr_dynamics.profiles import available_profiles, plan
+from rlvr_dynamics.profiles import available_profiles, plan, profile_chapters
 from rlvr_dynamics.report import PROFILE_COSTS, measured_cost
 from rlvr_dynamics.store import digest, scoped_fingerprint
 
@@ -228,11 +228,12 @@ def shown(default: str, chosen: dict[str, str], also: dict[str, list[str]]
           ) -> list[tuple[str, str]]:
     """Every (chapter, profile) the published book shows: each chapter from the profile
     ``chosen`` names, or from the ``default`` where that profile has neither a build here nor
-    a release (as ``assemble`` falls back); each page of ``also``."""
+    a release that holds the chapter (as ``assemble`` falls back); each page of ``also``."""
     def source(name: str) -> str:
         wanted = chosen.get(name, default)
-        return next((p for p in (wanted, default)
-                     if executed(p, name) or release.manifest_of(p)["parts"]), wanted)
+        return next((p for p in (wanted, default) if executed(p, name) or (
+            release.manifest_of(p)["parts"] and name in (profile_chapters(p) or chapters()))),
+            wanted)
     return ([(name, source(name)) for name in chapters()]
             + [(name, p) for name, ps in also.items() for p in ps])
 
