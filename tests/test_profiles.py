@@ -217,7 +217,8 @@ def test_a_profile_can_extend_another(tmp_path, monkeypatch):
 def test_a_profile_may_run_part_of_the_book():
     from rlvr_dynamics.profiles import profile_chapters
 
-    assert profile_chapters("cpu") is None
+    assert profile_chapters("smoke") is None
+    assert "mechanism" not in profile_chapters("cpu") and "ladder" in profile_chapters("cpu")
     assert profile_chapters("cpu-smollm2") == ["pretrained", "verdict"]
     from rlvr_dynamics.chapters import pretrained
     P = pretrained.Params.parse({**plan("cpu-smollm2", ["pretrained"])["pretrained"],
