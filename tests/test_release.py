@@ -344,8 +344,12 @@ def test_a_smoke_release_publishes_from_a_fresh_copy(smoke_book, smoke_results, 
     runs = [p for p in (fresh / PROFILE / "training").iterdir() if (p / "done.json").is_file()]
     assert runs and not any((p / "model").exists() for p in runs)
     # planted: a run changed after restoring, another made by older code
-    damaged, stale = (next(p for p in sorted(runs) if p.name.startswith(f"{a}-seed"))
-                      for a in ("grpo", "grpo_n"))             # both read by the chapter
+    from rlvr_dynamics.profiles import params_class, plan
+    from rlvr_dynamics.rl.runs import run_dir
+    T = params_class("training").parse(plan(PROFILE, ["training"])["training"])
+    damaged, stale = (run_dir(T.run_config(a, T.seeds[0]), PROFILE)  # both read by the chapter
+                      for a in ("grpo", "grpo_n"))            # (other chapters' runs lie there too)
+    assert damaged in runs and stale in runs
     (damaged / "dynamics.json").write_text((damaged / "dynamics.json").read_text() + " ")
     marker = json.loads((stale / "done.json").read_text())
     store.write_json(stale / "done.json", {**marker, "code": "older"})
