@@ -3,7 +3,9 @@ an unlisted file, an unfinished or damaged result, uncommitted code, a result re
 released name and a release over budget are each refused and named; weights are withheld with
 their checksums kept; a second part adds only what is new; every release in the repository
 verifies; a release waits for a build of its profile."""
+import gzip
 import json
+import random
 import shutil
 import subprocess
 
@@ -84,7 +86,9 @@ def test_a_store_is_released_without_weights_and_verifies(roots, repo):
     assert run_["code"] == store.Entry(results, code="rlvr_dynamics.toy").code
     released = sorted(p.relative_to(out / "training/grpo-seed0").as_posix()
                       for p in (out / "training/grpo-seed0").rglob("*") if p.is_file())
-    assert released == ["code.json", "config.json", "done.json", "dynamics.json"]
+    assert released == ["code.json", "config.json.gz", "done.json", "dynamics.json.gz"]
+    assert gzip.decompress((out / "training/grpo-seed0/dynamics.json.gz").read_bytes()) == \
+        run_files()["dynamics.json"]                           # records kept gzipped
     marker = json.loads((out / "training/grpo-seed0/done.json").read_text())
     assert set(run_["withheld"]) == {"model/model.safetensors", "model/config.json",
                                      "optimizer.pt", "checkpoints/checkpoint-2/x.json"}
@@ -111,13 +115,13 @@ def test_a_changed_byte_or_an_unlisted_file_is_named_and_refused(roots, repo):
     finished("training/grpo-seed0", run_files())
     release.add(PROFILE, repo=repo)
     release.verify(PROFILE)                                  # as released: it verifies
-    path = out / "training/grpo-seed0/dynamics.json"
+    path = out / "training/grpo-seed0/dynamics.json.gz"
     data = path.read_bytes()
     path.write_bytes(data[:5] + bytes([data[5] ^ 1]) + data[6:])
-    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json has changed"):
+    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json.gz has changed"):
         release.verify(PROFILE)
     finished("training/grpo-seed1", run_files())
-    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json has changed"):
+    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json.gz has changed"):
         release.add(PROFILE, repo=repo)                      # nothing added to it
     assert not (out / "training/grpo-seed1").exists()
     path.write_bytes(data)
@@ -127,7 +131,7 @@ def test_a_changed_byte_or_an_unlisted_file_is_named_and_refused(roots, repo):
         release.verify(PROFILE)
     path.with_name("extra.json").unlink()
     path.unlink()
-    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json is missing"):
+    with pytest.raises(release.ReleaseError, match="grpo-seed0/dynamics.json.gz is missing"):
         release.verify(PROFILE)
 
 
@@ -187,11 +191,12 @@ def test_a_second_part_adds_only_new_results_and_rewrites_none(roots, repo):
 
 def test_the_budget_is_enforced_naming_the_largest_files(roots, repo, monkeypatch):
     results, out = roots
-    finished("evaluation/big", {"passk.json": b"1" * 5000, "small.json": b"2"})
-    finished("evaluation/small", {"passk.json": b"3" * 100})
+    noise = random.Random(0).randbytes                        # bytes gzip cannot shrink
+    finished("evaluation/big", {"passk.json": noise(5000), "small.json": b"2"})
+    finished("evaluation/small", {"passk.json": noise(100)})
     monkeypatch.setattr(release, "PROFILE_BUDGET", 4000)
     with pytest.raises(release.ReleaseError, match=r"release/smoke would hold .* over its budget.*"
-                                                   r"largest files: smoke/evaluation/big/passk.json"):
+                                                   r"largest files: smoke/evaluation/big/passk.json.gz"):
         release.add(PROFILE, repo=repo)
     assert not out.exists()
     monkeypatch.setattr(release, "PROFILE_BUDGET", 10_000)
@@ -201,7 +206,7 @@ def test_the_budget_is_enforced_naming_the_largest_files(roots, repo, monkeypatc
     (other / "a.json").write_bytes(b"4" * 6000)
     store.write_json(other / "manifest.json", {"files": {"a.json": {"size": 6000, "sha256": "-"}}})
     monkeypatch.setattr(release, "TOTAL_BUDGET", 12_000)
-    finished("evaluation/more", {"passk.json": b"5" * 1000})
+    finished("evaluation/more", {"passk.json": noise(1000)})
     with pytest.raises(release.ReleaseError, match=r"release/ would hold .* largest files: "
                                                    r"cpu/a.json"):
         release.add(PROFILE, repo=repo)

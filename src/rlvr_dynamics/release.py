@@ -27,6 +27,7 @@ checks a profile's release against its manifest.
 from __future__ import annotations
 
 import argparse
+import gzip
 import hashlib
 import itertools
 import json
@@ -98,6 +99,23 @@ def withheld(name: str, module: str | None = None) -> bool:
 def sha256(path: Path) -> str:
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+AS_IS = (".npz", ".safetensors", ".gz", ".png", *WITHHELD_SUFFIXES)
+"""Suffixes of files released as they are (compressed already, or binary); every other file
+(JSON records, mostly: 43 MB of the default build's, 1.7 MB gzipped) is released gzipped."""
+
+
+def stored(name: str) -> str:
+    """The name under which the release keeps the result's file ``name``: ``name.gz`` where it
+    is compressed (not ``AS_IS``; a result's markers, ``DONE`` and ``CODE``, never are)."""
+    plain = Path(name).suffix in AS_IS or name in (DONE, CODE)
+    return name if plain else name + ".gz"
+
+
+def _content(f: dict[str, Any]) -> str:
+    """The sha256 of what a released file holds: of its uncompressed bytes where gzipped."""
+    return f.get("content", f["sha256"])
 
 
 def _when(seconds: float) -> str:
@@ -264,9 +282,9 @@ def verify(profile: str, root: Path | None = None) -> None:
             raise ReleaseError(f"release/{profile}/{rel}: its done marker is not in its manifest")
         marker = json.loads((folder / rel / DONE).read_text())
         for name, f in marker.get("files", {}).items():
-            listed = (m["files"].get(f"{rel}/{name}") if name in e["released"]
+            listed = (m["files"].get(f"{rel}/{stored(name)}") if name in e["released"]
                       else e["withheld"].get(name) if withheld(name, e["module"]) else None)
-            if listed is None or listed["sha256"] != f["sha256"]:
+            if listed is None or _content(listed) != f["sha256"]:
                 raise ReleaseError(f"release/{profile}/{rel}/{name}: neither released nor "
                                    "withheld with the checksum its done marker records")
 
@@ -344,7 +362,7 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                                f"marker; {len(unfinished)} in all): let it finish, or release "
                                "what finished as a part (make release PART=1, --part)")
         home, n = results_root() / profile, len(m["parts"]) + 1
-        new, files = {}, dict(m["files"])
+        new, files, packed = {}, dict(m["files"]), {}
         for rel in finished:
             done = sha256(home / rel / DONE)
             if rel in m["entries"]:
@@ -357,12 +375,16 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                 continue
             record = entry_record(profile, rel, head)
             for name in record["released"]:
-                path = home / rel / name
+                path, key = home / rel / name, f"{rel}/{stored(name)}"
                 f = {"size": path.stat().st_size, "sha256": sha256(path)}
-                if files.get(f"{rel}/{name}", f)["sha256"] != f["sha256"]:
+                if key != f"{rel}/{name}":
+                    packed[key] = gzip.compress(path.read_bytes(), compresslevel=9, mtime=0)
+                    f = {"size": len(packed[key]), "sha256": hashlib.sha256(
+                        packed[key]).hexdigest(), "content": f["sha256"]}
+                if _content(files.get(key, f)) != _content(f):
                     raise ReleaseError(f"results/{profile}/{rel}/{name} differs from the file "
                                        "an earlier part released there")
-                files[f"{rel}/{name}"] = f
+                files[key] = f
             new[rel] = {"part": n, **record}
         if not new:
             return None
@@ -371,11 +393,16 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
         try:
             for rel, e in new.items():
                 for name in e["released"]:
-                    target = root / profile / rel / name
+                    key = f"{rel}/{stored(name)}"
+                    target = root / profile / key
                     if not target.is_file():
-                        _copy(home / rel / name, target)
+                        if key in packed:
+                            atomic_write(target, lambda f, data=packed[key]: f.write(data), "wb")
+                        else:
+                            _copy(home / rel / name, target)
                         written.append(target)
-                    if sha256(target) != files[f"{rel}/{name}"]["sha256"]:
+                    if sha256(target) != files[key]["sha256"] or (
+                            sha256(home / rel / name) != _content(files[key])):
                         raise ReleaseError(f"results/{profile}/{rel}/{name} changed while it "
                                            "was copied")
         except BaseException:
@@ -424,8 +451,14 @@ def restore(profile: str, root: Path | None = None) -> list[str]:
         if (target / DONE).is_file():
             continue
         for name in e["released"]:
-            if name != DONE:
-                _copy(root / profile / rel / name, target / name)
+            source = root / profile / rel / stored(name)
+            if name == DONE:
+                continue
+            if source.name != Path(name).name:
+                atomic_write(target / name, lambda f, s=source: f.write(
+                    gzip.decompress(s.read_bytes())), "wb")
+            else:
+                _copy(source, target / name)
         if e["withheld"]:
             write_json(target / WITHHELD, e["withheld"])
         _copy(root / profile / rel / DONE, target / DONE)  # last: the result is complete
