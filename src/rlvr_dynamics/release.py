@@ -44,9 +44,9 @@ from rlvr_dynamics import REPO, imports, lock
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.measure import WEIGHTS
 from rlvr_dynamics.profiles import notebook_names, plan, profile_chapters
-from rlvr_dynamics.store import (CLAIMED, CODE, DONE, WITHHELD, Damaged, module_hash,
-                                 atomic_write, code_fingerprint, damage, read_json, results_root,
-                                 stale_reused, write_json)
+from rlvr_dynamics.store import (BOOKKEEPING, CLAIMED, CODE, DONE, WITHHELD, Damaged,
+                                 atomic_write, code_fingerprint, damage, module_hash, read_json,
+                                 results_root, stale_reused, write_json)
 
 MANIFEST = "manifest.json"
 LEDGER = "ledger.json"
@@ -482,7 +482,8 @@ def provenance(profile: str, root: Path | None = None) -> dict[str, Any] | None:
             continue
         then = parts[e["part"]].get("modules", {})
         changed = None if e["commit"] is None else sorted(
-            x for x in imports.closure(e["module"]) if then.get(x) != now.get(x))
+            x for x in imports.closure(e["module"])
+            if x not in BOOKKEEPING and then.get(x) != now.get(x))
         older[rel] = changed
     return {"parts": [{k: p[k] for k in ("part", "commit", "start", "end", "wall_s")}
                       | {"cpu": p["machine"]["cpu"], "cores": p["machine"]["cores"],
