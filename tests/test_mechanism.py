@@ -5,7 +5,6 @@ run that it judges; phase 2 judges a run only where the plan was committed befor
 labelled); fresh seeds; the parameters' errors. The page runs under the smoke profile in
 ``test_book``."""
 import json
-import subprocess
 
 import numpy as np
 import pandas as pd
@@ -17,6 +16,7 @@ from rlvr_dynamics.chapters import mechanism as chapter
 from rlvr_dynamics.profiles import plan as resolve
 from rlvr_dynamics.regimes import clock, mechanism, plan
 from rlvr_dynamics.rl.config import STARTED
+from test_registration import git, repo  # noqa: F401 (the fixture)
 
 M = mechanism.MARGIN
 
@@ -253,20 +253,7 @@ def test_seeds_run_or_declared_before_are_found(tmp_path):
     assert plan.run_before([5, 9], "mechanism", [], release, configs, results) == {}
 
 
-def git(root, *args):
-    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
-                           *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-def test_phase_two_judges_a_run_only_where_the_plan_was_committed_before_it(tmp_path,
-                                                                             monkeypatch):
-    repo = tmp_path / "repo"
-    (repo / "release").mkdir(parents=True)
-    (repo / "release" / "README.md").write_text("the release\n")
-    git(tmp_path, "init", "-q", str(repo))
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "empty release")
-    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
+def test_phase_two_judges_a_run_only_where_the_plan_was_committed_before_it(repo):
     record = plan.register("cpu-mechanism", "mechanism", {"rule": "loses below -20 %"})
     file = plan.record_file("cpu-mechanism", "mechanism", {"rule": "loses below -20 %"})
     before = git(repo, "rev-parse", "HEAD")

@@ -3,7 +3,6 @@ looks' bounds, the floor, the stopping rule at every outcome, a judgement refuse
 that began without the protocol committed, and one job per run that trains it and evaluates
 it, a part's time running out between them. Each check is shown false too."""
 import json
-import subprocess
 
 import pandas as pd
 import pytest
@@ -12,6 +11,7 @@ from rlvr_dynamics import power, store
 from rlvr_dynamics.chapters import pretrained as chapter
 from rlvr_dynamics.chapters.pretrained import plan
 from rlvr_dynamics.rl.config import STARTED
+from test_registration import git, repo  # noqa: F401 (the fixture)
 from rlvr_dynamics.stats import FEW_SEEDS, NO_EFFECT, OPPOSITE, REPLICATES, UNDECIDED
 
 
@@ -91,11 +91,6 @@ def test_each_claims_outcome_is_reachable_through_the_looks(monkeypatch):
     assert chapter.outcomes(P, {}, 3, 0.99)["large_k"] == UNDECIDED  # straddles the margin
 
 
-def git(root, *args):
-    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
-                           *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
 def test_the_protocol_outlives_the_chapters_marker(tmp_path, monkeypatch):
     """The chapter's marker begins afresh when it finishes: the protocol the runs recorded must
     still be read back (not registered again with a new time and hash)."""
@@ -108,16 +103,9 @@ def test_the_protocol_outlives_the_chapters_marker(tmp_path, monkeypatch):
     assert not path.is_relative_to(marker.path)
 
 
-def test_a_run_begun_before_the_protocol_was_committed_is_refused(tmp_path, monkeypatch):
+def test_a_run_begun_before_the_protocol_was_committed_is_refused(repo):
     """Phase 2 judges only runs that recorded the protocol's hash and began from a commit whose
     results release held it byte for byte; the others are named and the judgement refused."""
-    repo = tmp_path / "repo"
-    (repo / "release").mkdir(parents=True)
-    (repo / "release" / "README.md").write_text("release\n")
-    git(tmp_path, "init", "-q", str(repo))
-    git(repo, "add", ".")
-    git(repo, "commit", "-qm", "empty")
-    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
     record, path = plan.register(what(), "p")
     before = git(repo, "rev-parse", "HEAD")
     assert not plan.committed_at(path, before, repo)          # phase 1: no run may begin
