@@ -13,6 +13,7 @@ import pytest
 from rlvr_dynamics import dips, stats, store
 from rlvr_dynamics.chapters import ParameterError
 from rlvr_dynamics.chapters import mechanism as chapter
+from rlvr_dynamics.chapters.mechanism import sentences
 from rlvr_dynamics.profiles import plan as resolve
 from rlvr_dynamics.regimes import clock, mechanism, plan
 from rlvr_dynamics.rl.config import STARTED
@@ -237,6 +238,36 @@ def test_phase_one_trains_no_run_it_judges_and_refuses_what_it_cannot_register(
     # registered once: read back, never again, whatever is found later
     monkeypatch.setattr(plan, "run_before", lambda *a, **k: {7: ["later"]})
     assert chapter.register(long)[0] == recorded
+
+
+def test_a_rung_left_out_of_stage_two_is_calibrated_sets_no_horizon_and_trains_nothing(
+        P, tmp_path, monkeypatch):
+    monkeypatch.setenv("RLVR_RESULTS", str(tmp_path / "results"))
+    record = {"ladder": {"R1": {"GRPO": {"crossover": 46.0}}},
+              "predictions": {n: {"GRPO-N": {"toy dip": d}} for n, d in
+                              (("SGD", -0.9), ("Adam", 0.0))}, "registered": "x"}
+    monkeypatch.setattr(chapter, "predictions", lambda P: {"R5": record, "R4": record})
+    monkeypatch.setattr(chapter, "trained", lambda runs, P: {
+        k: tmp_path / f"run{i}" for i, k in enumerate(runs)})
+    monkeypatch.setattr(plan, "run_before", lambda *a, **k: {})
+    fast = clock.Clock((-0.04,), -0.04, 1.0, 0.9, 1.1, "read")
+    slow = clock.Clock((-0.001,), -0.04, 0.025, 0.02, 0.03, "read")
+    monkeypatch.setattr(chapter, "clocks", lambda P, r, f: {"R5": fast, "R2": slow})
+    phase1 = P.model_copy(update={"phase": chapter.REGISTER, "stage_two_steps": 138})
+    with pytest.raises(ParameterError, match=r"at least 5520 .* stage_two_rungs"):
+        chapter.register(phase1)                                    # R2's horizon: refused
+    only = phase1.model_copy(update={"stage_two_rungs": ["R5"]})
+    recorded, _ = chapter.register(only)
+    assert recorded["needed steps"] == {"R5": 138, "R2": 5520}     # R2's need on record
+    assert {k[0] for k in chapter.stage_two(only, "h")} == {"R5 GRPO"}
+    assert "calibrates R2 only and gives it no time" in sentences.plan_text(recorded, None)
+    rows = chapter.verdict_rows({}, pd.DataFrame({"hypothesis": list("abc"), "outcome": "x"}), None,
+                                None, "", pd.DataFrame({"way": ["R5 GRPO"], "judged": [True],
+                                                          "replay": [False]}))
+    assert rows.set_index("decision").loc["3: R2", "outcome"] == chapter.NOT_RUN
+    with pytest.raises(ParameterError, match="stage_two_rungs"):
+        chapter.Params.parse(resolve("smoke", ["mechanism"], ['stage_two_rungs=["R4"]'])
+                             ["mechanism"])
 
 
 def test_seeds_run_or_declared_before_are_found(tmp_path):

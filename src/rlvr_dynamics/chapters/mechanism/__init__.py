@@ -6,7 +6,9 @@ full model as built; R5, the full model on a base whose paths begin with tokens 
 
 * **Item 3, the second stage given time**: R1's clock set to the network's from short
   calibration runs of R5 and R2 GRPO (``regimes.clock``), R1's registered crossover rescaled,
-  and R5 and R2 GRPO run to ``stage_two_steps`` (at least ``clock.HORIZON`` times it).
+  and the rungs of ``stage_two_rungs`` run GRPO to ``stage_two_steps`` (at least
+  ``clock.HORIZON`` times their rescaled crossover); a rung calibrated but left out has the
+  steps it would need recorded.
 * **Item 4, why GRPO-N loses the rare path** (``regimes.mechanism``): (a) R3 GRPO-N under SGD
   beside Adam, (b) R4 and R5 GRPO-N on completion tokens 2..L, (c) R5 GRPO-N with one kind of
   negative sample spared at a time, beside R4 and R5 GRPO-N as built, whose updates at
@@ -57,6 +59,8 @@ STAGE_TWO = ("R5", "R2")
 BUILT = ("R4", "R5")
 """The rungs where GRPO-N lost the rare path in the ladder (items 4 and 5)."""
 CALIBRATION = "calibration"
+NOT_RUN = "calibrated only, not given time (stage_two_rungs)"
+"""Item 3's outcome for a rung calibrated but left out of ``stage_two_rungs``."""
 
 
 def way(rung: str, label: str, how: str = "") -> str:
@@ -79,7 +83,8 @@ class Params(ChapterParams, Grid):
     measures what the arm's base measures, ``cpu-ladder``'s ``rung_priors``); the clock's
     calibration runs (``calibration_seeds``, none of them a confirmatory seed, each
     ``calibration_steps`` steps: at least ``toy_rungs.WINDOW`` updates); item 3's runs of
-    ``stage_two_steps`` steps; (a)'s SGD at ``sgd_learning_rate``; (c)'s kinds of negative
+    ``stage_two_steps`` steps on the rungs ``stage_two_rungs`` (of ``STAGE_TWO``, each
+    calibrated); (a)'s SGD at ``sgd_learning_rate``; (c)'s kinds of negative
     sample (``spared``: names of ``tasks.sums.TRACES``); the attributed generation steps
     (``attribution_at``); the remedies (``remedies``: name -> changes of a run's
     ``TrainConfig``, ``mechanism.CULPRIT`` in ``spared_negatives`` standing for the kind item 4
@@ -93,6 +98,7 @@ class Params(ChapterParams, Grid):
     calibration_seeds: ListOf(Int(0)) = [90, 91, 92]
     calibration_steps: Int(1) = 5
     stage_two_steps: Int(1) = 600
+    stage_two_rungs: ListOf(str) = list(STAGE_TWO)
     sgd_learning_rate: Positive = 0.03
     spared: ListOf(str) = ["stepwise_wrong", "guess_wrong", "direct_wrong"]
     attribution_at: ListOf(Int(0), 0) = [0, 10, 40]
@@ -108,6 +114,8 @@ class Params(ChapterParams, Grid):
                 f"regimes must name one arm with a guess (three paths), got {list(self.regimes)}")
         require({"grpo", "grpo_n"} <= set(self.algorithms),
                 f"algorithms must hold grpo and grpo_n, got {self.algorithms}")
+        require(set(self.stage_two_rungs) <= set(STAGE_TWO),
+                f"stage_two_rungs={self.stage_two_rungs} must be rungs of {list(STAGE_TWO)}")
         both = sorted(set(self.seeds) & set(self.calibration_seeds))
         require(not both, f"calibration_seeds {both} are also confirmatory seeds: the clock's "
                           f"runs must not be the runs it judges")
@@ -167,9 +175,10 @@ def calibration(P: Params) -> dict[Key, TrainConfig]:
 
 
 def stage_two(P: Params, registration: str | None = None) -> dict[Key, TrainConfig]:
-    """Item 3's runs: R5's and R2's GRPO on the confirmatory seeds for ``stage_two_steps``."""
+    """Item 3's runs: GRPO of each rung of ``stage_two_rungs`` on the confirmatory seeds for
+    ``stage_two_steps``."""
     return {(way(rung, "GRPO"), "grpo", s): P.built(rung, "grpo", s, registration).replace(
-        steps=P.stage_two_steps) for rung in STAGE_TWO for s in P.seeds}
+        steps=P.stage_two_steps) for rung in P.stage_two_rungs for s in P.seeds}
 
 
 def item_four(P: Params, registration: str | None = None) -> dict[Key, TrainConfig]:
@@ -271,11 +280,13 @@ def found_for(P: Params, registered: dict[str, dict[str, Any]], clocks_: dict[st
 
 
 def horizon_error(P: Params, needed: dict[str, int]) -> str:
-    """Why ``stage_two_steps`` is too short for the reading (empty: it is not)."""
-    most = max(needed.values(), default=0)
+    """Why ``stage_two_steps`` is too short for the reading of a rung it runs (empty: it is
+    not)."""
+    most = max((n for rung, n in needed.items() if rung in P.stage_two_rungs), default=0)
     return (f"parameter stage_two_steps={P.stage_two_steps}: item 3's runs need at least "
             f"{most} steps ({clock.HORIZON:g}x the rescaled crossover, per rung {needed}); "
-            f"set it in the profile before the plan is registered"
+            f"set it, or leave a rung out of stage_two_rungs={P.stage_two_rungs}, in the "
+            f"profile before the plan is registered"
             if P.stage_two_steps < most else "")
 
 
@@ -415,7 +426,7 @@ def read(P: Params, record: dict[str, Any], file: Any) -> Reading | None:
                                        if way(r, "GRPO-N", REMEDY) in d})
     runs = judged_runs(record, file, folders)
     two = {}
-    for rung in STAGE_TWO:
+    for rung in P.stage_two_rungs:
         rows = table[table["regime"] == way(rung, "GRPO")]
         two[rung] = clock.stage_two(rows["crossover"], rows["last step"], rows["stalled"],
                                     record["rescaled crossover"][rung])
@@ -436,7 +447,7 @@ def verdict_rows(two: dict[str, clock.StageTwo], hyp: pd.DataFrame, found: str |
     """One row per decision: what it reads, its outcome, how many of its runs are judged (the
     plan committed before them) and replays, and whether it is ``decided``: every run it reads
     judged (else it is shown, not judged)."""
-    outcome = {"3: R5": two["R5"].outcome, "3: R2": two["R2"].outcome,
+    outcome = {**{f"3: {r}": two[r].outcome if r in two else NOT_RUN for r in STAGE_TWO},
                **{f"4 ({h})": o for h, o in zip(hyp["hypothesis"], hyp["outcome"])},
                "4: attribution": found or mechanism.CANNOT_TELL,
                "5: remedy": remedy_outcome if chosen else "none chosen"}

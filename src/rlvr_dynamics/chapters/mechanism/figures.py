@@ -16,7 +16,7 @@ def plot_falls(R: Reading | None, rescaled: dict[str, float],
                title: str = "The rare path's mass, way by way") -> plt.Figure | None:
     """The runs of ``R`` (``mechanism.spread`` of its curves: per way and step, the geometric
     mean and the lowest and highest seed) in two panels: the GRPO ways (item 3) with each rung's rescaled crossover
-    (``rescaled``: rung -> steps) dashed, and the GRPO-N ways (items 4, 5) with the fall of
+    (``rescaled``: rung -> steps; the rungs ``R`` gave time) dashed, and the GRPO-N ways (items 4, 5) with the fall of
     ``MARGIN`` dotted. None without runs."""
     if R is None or R.curves.empty:
         return None
@@ -31,7 +31,7 @@ def plot_falls(R: Reading | None, rescaled: dict[str, float],
             ax.fill_between(g["step"], g["low"], g["high"], color=colours(i % 10), alpha=0.15)
         if algorithm == "GRPO":
             for rung, t in rescaled.items():
-                if np.isfinite(t):
+                if rung in R.stage_two and np.isfinite(t):
                     ax.axvline(t, color="k", ls="--", lw=0.8)
                     ax.annotate(f"{rung}: rescaled crossover", (t, 1.0), fontsize=9,
                                 rotation=90, va="bottom", ha="right")

@@ -40,8 +40,10 @@ def plan_text(record: dict[str, Any], commit: str | None) -> str:
             f"[{c['low']:.3g}, {c['high']:.3g}] over at most its first "
             f"{record['rules']['window']} updates; R1's registered crossover {record['R1 crossover'][rung]:g} steps becomes "
             f"{record['rescaled crossover'][rung]:.0f} on the network's clock, so the runs need "
-            f"{record['needed steps'][rung]} steps ({clock.HORIZON:g}x); they run "
-            f"{p['stage_two_steps']}.")
+            f"{record['needed steps'][rung]} steps ({clock.HORIZON:g}x); "
+            + (f"they run {p['stage_two_steps']}." if rung in p.get("stage_two_rungs", STAGE_TWO)
+               else f"this profile calibrates {rung} only and gives it no time "
+                    f"(`stage_two_rungs`: {', '.join(p['stage_two_rungs'])})."))
     return " ".join(lines)
 
 
@@ -114,11 +116,12 @@ def dip_row(d) -> str:
     return f"{dip_text(d.estimate, (d.low, d.high))} ({signs_text(d.fell, d.rose, d.seeds)})"
 
 
-def falls_caption(setting: str, seeds: list[int]) -> str:
-    """The figure's caption: its settings, seeds and spread."""
+def falls_caption(setting: str, seeds: list[int], rungs: list[str]) -> str:
+    """The figure's caption: its settings, seeds and spread (``rungs``: item 3's)."""
     return (f"P(stepwise) on the rare-path-only problems relative to its start, the geometric "
             f"mean over seeds {', '.join(map(str, seeds))} (line) and the lowest to the highest "
-            f"seed (band); left: GRPO on R5 and R2 with each rescaled crossover dashed; right: "
+            f"seed (band); left: GRPO on {' and '.join(rungs)} with each rescaled crossover "
+            f"dashed; right: "
             f"GRPO-N as built, on {AFTER}, under {SGD} (R3), with one kind of negative spared "
             f"and with the remedy, the margin of a loss ({percent(-mechanism.MARGIN)}) dotted. "
             f"{setting} The calibration runs ({CALIBRATION}) are not drawn.")
