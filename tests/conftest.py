@@ -18,8 +18,13 @@ def smoke_results(tmp_path_factory) -> Path:
 def smoke_book(smoke_results) -> Path:
     """Execute every notebook under the smoke profile and build the book, once per session."""
     env = dict(os.environ, RLVR_RESULTS=str(smoke_results))
-    subprocess.run([sys.executable, "-m", "rlvr_dynamics.run", "--profile", "smoke"],
-                   check=True, env=env, cwd=REPO)
+    done = subprocess.run([sys.executable, "-m", "rlvr_dynamics.run", "--profile", "smoke"],
+                          env=env, cwd=REPO, capture_output=True, text=True)
+    if done.returncode:  # the build's own last words first, where a long log would bury them
+        log = [line for line in (done.stdout + done.stderr).splitlines()
+               if "Executing:" not in line]
+        pytest.fail(f"the smoke build exited {done.returncode}; its log's last lines:\n"
+                    + "\n".join(log[-60:]), pytrace=False)
     return REPO / "build" / "smoke" / "book"
 
 

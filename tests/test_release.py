@@ -241,11 +241,53 @@ def test_a_release_waits_for_a_build_of_its_profile(roots, capsys):
 
 
 def test_a_base_keeps_its_weights_in_the_release():
-    """The bases' weights are released (pages load them); every other result's are not."""
+    """The bases' weights are released (parts resume from them, pages load them); every other
+    result's are not."""
     assert not release.withheld("model.safetensors", "rlvr_dynamics.pretrain")
     assert not release.withheld("step-30/model.safetensors", "rlvr_dynamics.pretrain")
     assert release.withheld("model.safetensors", "rlvr_dynamics.path_prior")
     assert release.withheld("model/model.safetensors", "rlvr_dynamics.rl.runs")
+
+
+def test_a_base_keeps_its_weights_until_its_profile_is_complete_and_no_page_loads_them(
+        roots, repo, monkeypatch):
+    """A part keeps a base's weights (a later part resumes from them); the release of the
+    complete profile withdraws them where none of its chapters loads a base (the manifest
+    then lists them as withheld, with the checksums the done marker records, and the part
+    names them), and keeps them where one does."""
+    results, out = roots
+
+    def base(rel):
+        e = store.Entry(results / rel, code="rlvr_dynamics.pretrain")
+        e.begin()
+        (e.path / "model.safetensors").write_bytes(b"B" * 400)
+        (e.path / "log.json").write_bytes(b"{}")
+        return e.finish({})
+
+    base("base_models/a")
+    release.add(PROFILE, part=True, repo=repo)
+    assert (out / "base_models/a/model.safetensors").is_file()
+    assert release.add(PROFILE, complete=True, repo=repo) is None   # smoke's pages load bases
+    assert (out / "base_models/a/model.safetensors").is_file()
+    monkeypatch.setattr(release, "profile_chapters", lambda profile: ["mechanism"])
+    base("base_models/b")
+    finished("training/grpo-seed0", run_files())
+    part = release.add(PROFILE, complete=True, repo=repo)
+    release.verify(PROFILE)
+    assert part["withdrawn"] == ["base_models/a/model.safetensors"]
+    assert not (out / "base_models/a/model.safetensors").exists()
+    assert not (out / "base_models/b/model.safetensors").exists()
+    assert (out / "base_models/b/log.json.gz").is_file()
+    m = json.loads((out / "manifest.json").read_text())
+    for rel in ("base_models/a", "base_models/b"):
+        marker = json.loads((out / rel / "done.json").read_text())
+        assert m["entries"][rel]["withheld"] == {
+            "model.safetensors": marker["files"]["model.safetensors"]}
+        assert "model.safetensors" not in m["entries"][rel]["released"]
+    shutil.rmtree(results)
+    release.restore(PROFILE)
+    a = store.Entry(results / "base_models/a", code="rlvr_dynamics.pretrain")
+    assert a.done and not a.whole and a.withheld == ["model.safetensors"]
 
 
 def test_a_restored_result_is_read_without_its_weights_and_remade_for_them(roots, repo):

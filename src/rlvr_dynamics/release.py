@@ -10,7 +10,8 @@ them (``parts``: one ``make release PROFILE=x`` each, with its commit, the profi
 parameters, the machine, the span in which its results were made and the call's own).
 
 Model weights, merged models, checkpoints and optimizer states are withheld, by name
-(``withheld``: ``WITHHELD_SUFFIXES``, ``WITHHELD_FOLDERS``). Each released done marker is the
+(``withheld``: ``WITHHELD_SUFFIXES``, ``WITHHELD_FOLDERS``); the bases' weights only once the
+profile is complete and none of its pages loads them (``WEIGHTS_RELEASED``, ``keeps_bases``). Each released done marker is the
 original, so it still lists their sizes and checksums, and the manifest lists them per entry:
 the omission is visible, and weights found elsewhere can be checked against it.
 
@@ -64,9 +65,16 @@ WITHHELD_FOLDERS = ("model", "checkpoints", "checkpoint-*", "global_step*")
 (TRL's ``checkpoint-N``, DeepSpeed's ``global_stepN``)."""
 
 WEIGHTS_RELEASED = ("rlvr_dynamics.pretrain",)
-"""The modules whose results keep their weights in the release: the pretrained bases (4 MB
-each at the book's size), which pages load (the base model's chapter measures its base, the
-training chapter reads its weights' scale) and every run starts from."""
+"""The modules whose results keep their weights in the release while it needs them: the
+pretrained bases (4 MB each at the book's size). Every run starts from one, and the same
+``PretrainConfig`` pretrains other bytes on another CPU (lab notebook, section 55: sha256
+f4fa3455 on an AMD EPYC, 8655e555 on an Intel Xeon), so a later part, on any machine, resumes
+only from the released base. Once the profile is complete, they are withheld unless one of its
+pages loads them (``PAGES_LOAD_BASES``)."""
+
+PAGES_LOAD_BASES = ("base_model", "training")
+"""The chapters whose pages load a base's weights when published: the base model's chapter
+measures its base, the training chapter reads its weights' scale."""
 
 NOT_RESULTS = ("damaged", "damaged.json", "stale.json", lock.LOCK)
 """What ``results/<profile>/`` holds beside results: set-aside results, the ledgers, the lock."""
@@ -88,12 +96,19 @@ def release_root() -> Path:
 def withheld(name: str, module: str | None = None) -> bool:
     """Whether the file ``name`` (a path inside a result made by ``module``) is withheld from
     the release: a file of weights, or of optimizer state, or inside a withheld folder, unless
-    ``module`` is one of ``WEIGHTS_RELEASED``."""
+    ``module`` is one of ``WEIGHTS_RELEASED`` (kept while ``keeps_bases``)."""
     if module in WEIGHTS_RELEASED:
         return False
     parts = Path(name).parts
     return (Path(name).suffix in WITHHELD_SUFFIXES
             or any(Path(p).match(f) for p in parts[:-1] for f in WITHHELD_FOLDERS))
+
+
+def keeps_bases(profile: str, complete: bool) -> bool:
+    """Whether ``release/<profile>`` keeps its bases' weights: until the profile is
+    ``complete`` (a later part resumes from them), and after it where a page loads them."""
+    chapters = profile_chapters(profile) or notebook_names()
+    return not complete or any(c in PAGES_LOAD_BASES for c in chapters)
 
 
 def sha256(path: Path) -> str:
@@ -165,10 +180,11 @@ def commit_of(module: str, code: str, head: str) -> str | None:
     return head if any(code_fingerprint(module, s) == code for s in scopes) else None
 
 
-def entry_record(profile: str, rel: str, head: str) -> dict[str, Any]:
+def entry_record(profile: str, rel: str, head: str, bases: bool = True) -> dict[str, Any]:
     """What the manifest says of the finished entry ``results/<profile>/<rel>``: its module,
     code, commit (``commit_of``), times (first file written, done marker), the files it
-    releases and those it withholds; ``ReleaseError`` where it cannot be released as it is."""
+    releases and those it withholds (a base's weights too, unless ``bases``); ``ReleaseError``
+    where it cannot be released as it is."""
     folder = results_root() / profile / rel
     where = f"results/{profile}/{rel}"
     try:
@@ -182,7 +198,7 @@ def entry_record(profile: str, rel: str, head: str) -> dict[str, Any]:
     wrong = damage(folder, marker["files"])
     if wrong:
         raise ReleaseError(f"{where} is damaged: {'; '.join(wrong)}")
-    module = marker.get("module")
+    module = marker.get("module") if bases else None
     kept = [DONE] + ([CODE] if (folder / CODE).is_file() else [])
     kept += [n for n in marker["files"] if not withheld(n, module)]
     times = [(folder / n).stat().st_mtime for n in [*kept, *marker["files"]]
@@ -283,7 +299,7 @@ def verify(profile: str, root: Path | None = None) -> None:
         marker = json.loads((folder / rel / DONE).read_text())
         for name, f in marker.get("files", {}).items():
             listed = (m["files"].get(f"{rel}/{stored(name)}") if name in e["released"]
-                      else e["withheld"].get(name) if withheld(name, e["module"]) else None)
+                      else e["withheld"].get(name) if withheld(name) else None)
             if listed is None or _content(listed) != f["sha256"]:
                 raise ReleaseError(f"release/{profile}/{rel}/{name}: neither released nor "
                                    "withheld with the checksum its done marker records")
@@ -343,12 +359,33 @@ def start_part(profile: str, repo: Path = REPO, root: Path | None = None) -> dic
     return row
 
 
-def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REPO,
-        root: Path | None = None) -> dict[str, Any] | None:
+def withdraw_bases(m: dict[str, Any], folder: Path) -> list[str]:
+    """Move the bases' weights that ``m`` (a manifest of the release in ``folder``) released
+    to their entries' withheld files, with the checksums their done markers record (the
+    manifest changes, the files are removed by the caller once it is written); the files."""
+    gone = []
+    for rel, e in m["entries"].items():
+        if e["module"] not in WEIGHTS_RELEASED:
+            continue
+        recorded = json.loads((folder / rel / DONE).read_text())["files"]
+        for name in [n for n in e["released"] if withheld(n)]:
+            e["released"].remove(name)
+            e["withheld"][name] = recorded[name]
+            del m["files"][f"{rel}/{stored(name)}"]
+            gone.append(f"{rel}/{stored(name)}")
+    return gone
+
+
+def add(profile: str, *, part: bool = False, complete: bool | None = None, wait: bool = True,
+        repo: Path = REPO, root: Path | None = None) -> dict[str, Any] | None:
     """Release ``profile``'s finished results not yet released, as one more part of
     ``release/<profile>/`` (holding the profile's lock); the part, or None where nothing is
-    new. ``part``: release what finished and name the unfinished, instead of refusing them."""
+    new. ``part``: release what finished and name the unfinished, instead of refusing them.
+    ``complete`` (default: not ``part``): the profile's build finished, so that its bases'
+    weights are withheld from now on where no page loads them (``keeps_bases``; those an
+    earlier part released are removed, the part records them as ``withdrawn``)."""
     root = root or release_root()
+    bases = keeps_bases(profile, not part if complete is None else complete)
     called = datetime.now(timezone.utc)
     parameters = plan(profile, profile_chapters(profile) or notebook_names())
     with lock.held(profile, wait=wait):
@@ -362,6 +399,7 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                                f"marker; {len(unfinished)} in all): let it finish, or release "
                                "what finished as a part (make release PART=1, --part)")
         home, n = results_root() / profile, len(m["parts"]) + 1
+        withdrawn = [] if bases else withdraw_bases(m, root / profile)
         new, files, packed = {}, dict(m["files"]), {}
         for rel in finished:
             done = sha256(home / rel / DONE)
@@ -373,7 +411,7 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                         f"release is never rewritten; start release/{profile} afresh to "
                         "release it")
                 continue
-            record = entry_record(profile, rel, head)
+            record = entry_record(profile, rel, head, bases)
             for name in record["released"]:
                 path, key = home / rel / name, f"{rel}/{stored(name)}"
                 f = {"size": path.stat().st_size, "sha256": sha256(path)}
@@ -386,7 +424,7 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                                        "an earlier part released there")
                 files[key] = f
             new[rel] = {"part": n, **record}
-        if not new:
+        if not new and not withdrawn:
             return None
         _budget(profile, files, root)
         written = []
@@ -409,8 +447,8 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
             for target in written:
                 target.unlink(missing_ok=True)
             raise
-        begun = min(e["begun"] for e in new.values())
-        ended = max(e["finished"] for e in new.values())
+        begun = min((e["begun"] for e in new.values()), default=_when(called.timestamp()))
+        ended = max((e["finished"] for e in new.values()), default=_when(called.timestamp()))
         span = datetime.fromisoformat(ended) - datetime.fromisoformat(begun)
         now = datetime.now(timezone.utc)
         record = {"part": n, "commit": head, "start": begun, "end": ended,
@@ -420,7 +458,7 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                            "wall_s": round((now - called).total_seconds(), 1)},
                   "machine": machine(), "modules": module_hashes(),
                   "parameters": parameters, "entries": sorted(new),
-                  "left_for_later": unfinished, "not_results": loose}
+                  "left_for_later": unfinished, "not_results": loose, "withdrawn": withdrawn}
         rows = ledger_of(profile, root)
         if rows and rows[-1]["end"] is None and rows[-1]["commit"] == head:
             rows[-1] |= {"end": now.isoformat(timespec="seconds"), "released_as": n}
@@ -431,6 +469,8 @@ def add(profile: str, *, part: bool = False, wait: bool = True, repo: Path = REP
                                                 "folders": list(WITHHELD_FOLDERS)},
             "parts": m["parts"] + [record], "entries": {**m["entries"], **new},
             "files": dict(sorted(files.items()))})
+        for name in withdrawn:  # after the manifest: a part cut off here leaves files verify names
+            (root / profile / name).unlink()
         return record
 
 

@@ -164,7 +164,8 @@ def part(profile: str, selected: list[str], resolved: dict, hours: float | None)
     """One part of ``profile``'s results release (``make part``): its start recorded in the
     ledger (``release.start_part``), the build, stopped from beginning a training run after
     ``hours`` (``store.PartOver``; the runs in progress finish), then whatever finished
-    released (``release.add`` with ``part``), also when the build stopped early or failed.
+    released (``release.add`` with ``part``, ``complete`` where the build finished), also when
+    the build stopped early or failed.
     Returns 0 when the build finished, 3 when it stopped with work left for another part."""
     row = release.start_part(profile)
     log.info("part %d of %s begun at %s (commit %s)", row["started"], profile, row["start"],
@@ -180,7 +181,7 @@ def part(profile: str, selected: list[str], resolved: dict, hours: float | None)
         log.warning("the build stopped: %s", str(e).strip().splitlines()[-1][:300])
         status = 3
     finally:
-        released = release.add(profile, part=True, wait=False)
+        released = release.add(profile, part=True, complete=status == 0, wait=False)
         log.info("released: %s", "nothing new" if released is None else
                  f"part {released['part']}, {len(released['entries'])} results")
     return status
