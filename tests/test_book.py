@@ -1,14 +1,16 @@
 """The book under the smoke profile: every notebook executes, the book builds with warnings
 as errors, and each page holds its notebook's figures and math typeset from local files."""
+import json
 import re
 
 import nbformat
 import pytest
 
-from rlvr_dynamics import REPO, verdicts
+from rlvr_dynamics import REPO, release, store, verdicts
 from rlvr_dynamics.chapters import CAPTION
 from rlvr_dynamics.execution import chapters
 from test_notebooks import logic
+from test_release import PROFILE, repo  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.slow
 
@@ -235,3 +237,63 @@ def test_the_references_page_lists_every_entry(smoke_book):
     for key, entry in parse_file(str(REPO / "book" / "references.bib")).entries.items():
         title = " ".join(re.sub(r"[{}]", "", entry.fields["title"]).lower().split())
         assert title.split(":")[0][:40] in page, f"{key} ({title!r}) missing from the page"
+
+
+def test_a_smoke_release_publishes_from_a_fresh_copy(smoke_book, smoke_results, repo, tmp_path,
+                                                     monkeypatch):
+    """The smoke build's results released, then two chapters drawn from the release alone into
+    an empty results folder and an empty build folder: each page shows what the build showed,
+    says it comes from the release, and nothing was trained (no run has its model). A result
+    that changed after it was restored is set aside, and the page that reads it is refused
+    rather than computed; one of older code is read and named on the page."""
+    import nbformat
+    from rlvr_dynamics import execution, publish
+    monkeypatch.setenv("RLVR_RESULTS", str(smoke_results))
+    monkeypatch.setenv("RLVR_RELEASE", str(tmp_path / "release"))
+    monkeypatch.delenv("RLVR_REUSE_STALE", raising=False)
+    release.add(PROFILE, repo=repo)
+    fresh, builds = tmp_path / "fresh", tmp_path / "build"
+    monkeypatch.setenv("RLVR_RESULTS", str(fresh))
+    monkeypatch.setenv("RLVR_BUILD", str(builds))
+    pages = [("training", PROFILE), ("toy_dynamics", PROFILE)]
+    assert publish.from_release(pages) == {}
+    for name, _ in pages:
+        drawn = builds / PROFILE / "book" / "notebooks" / f"{name}.ipynb"
+        assert shown_outputs(drawn) == shown_outputs(smoke_book / "notebooks" / f"{name}.ipynb")
+        made = nbformat.read(drawn, as_version=4).metadata[execution.STAMP]
+        assert made[publish.RELEASED]["older"] == {}
+        assert "results release" in publish.provenance_md(nbformat.read(drawn, as_version=4),
+                                                          "current")
+    runs = [p for p in (fresh / PROFILE / "training").iterdir() if (p / "done.json").is_file()]
+    assert runs and not any((p / "model").exists() for p in runs)
+    # planted: a run changed after restoring, another made by older code
+    from rlvr_dynamics.profiles import params_class, plan
+    from rlvr_dynamics.rl.runs import run_dir
+    T = params_class("training").parse(plan(PROFILE, ["training"])["training"])
+    damaged, stale = (run_dir(T.run_config(a, T.seeds[0]), PROFILE)  # both read by the chapter
+                      for a in ("grpo", "grpo_n"))            # (other chapters' runs lie there too)
+    assert damaged in runs and stale in runs
+    (damaged / "dynamics.json").write_text((damaged / "dynamics.json").read_text() + " ")
+    marker = json.loads((stale / "done.json").read_text())
+    store.write_json(stale / "done.json", {**marker, "code": "older"})
+    (builds / PROFILE / "book" / "notebooks" / "training.ipynb").unlink()
+    failed = publish.from_release([("training", PROFILE)])
+    assert list(failed) == ["training (smoke)"] and "is not stored" in failed["training (smoke)"]
+    assert not (builds / PROFILE / "book" / "notebooks" / "training.ipynb").exists()
+    assert release.restore(PROFILE) == [damaged.relative_to(fresh / PROFILE).as_posix()]
+    assert publish.from_release([("training", PROFILE)]) == {}
+    drawn = nbformat.read(builds / PROFILE / "book" / "notebooks" / "training.ipynb", as_version=4)
+    assert list(drawn.metadata[execution.STAMP][publish.RELEASED]["older"]) == [
+        stale.relative_to(fresh / PROFILE).as_posix()]
+    assert "made by older code" in publish.provenance_md(drawn, "current")
+
+
+def shown_outputs(path):
+    """The words and tables a page shows (markdown and HTML outputs), cell by cell, each
+    styled table's random id (pandas' ``T_<uuid>``) left out."""
+    nb = nbformat.read(path, as_version=4)
+    return [re.sub(r"T_[0-9a-f]{5}", "T_", o["data"].get("text/markdown")
+                   or o["data"].get("text/html"))
+            for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+            if o.output_type in ("display_data", "execute_result")
+            and {"text/markdown", "text/html"} & set(o["data"])]
