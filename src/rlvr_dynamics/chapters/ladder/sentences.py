@@ -13,6 +13,7 @@ from rlvr_dynamics.chapters.ladder.shown import PER_SEED
 from rlvr_dynamics.chapters.sentences import (censored_fall_text, dip_text, median_text, percent,
                                               signs_text, time_text)
 from rlvr_dynamics.chapters.style import number, rounded
+from rlvr_dynamics.regimes import reconcile
 from rlvr_dynamics.regimes.ladder import (LADDER, MODEL_RUNGS, NO, YES, both_stages,
                                           censored_no, toy_stage, turns)
 from rlvr_dynamics.regimes.toy_rungs import AS_BUILT, PROPORTIONAL, TABULAR, WINDOW, WITHOUT
@@ -173,3 +174,39 @@ def slopes_caption(setting: str) -> str:
             f"of their log-ratios from the start, one line a seed (means over the probe's drawn "
             f"problems); dashed: the tabular update, dotted: proportional spreading. {setting}")
 
+
+
+CAUSE_WORDS = {"base": "the base's bytes", "code": "the code",
+               "undecided": "undecided by the four cells",
+               "no anchor": "not read: cell A (cpu-map's code and base) did not reproduce cpu-map"}
+"""``regimes.reconcile.cause`` in words."""
+
+
+def reconcile_text(cells: pd.DataFrame, cause: str, commits: dict[str, str | None]) -> str:
+    """What changed between cpu-map and the ladder, from the reconciliation's cells
+    (``regimes.reconcile``): the cause its registered rule names, what each base did under
+    both codes, and what the cells do not cover."""
+    c = cells
+    same = (c.loc["A", "crossovers"] == c.loc["D", "crossovers"]
+            and c.loc["A", "change"] == c.loc["D", "change"])
+    at = {k: f"`{v}`" if v else "(not in this checkout's history)" for k, v in commits.items()}
+    x, e = c.loc["A"], c.loc["B"]
+    return (
+        f"**What changed between cpu-map and the ladder: {CAUSE_WORDS[cause]}.** The design "
+        f"and its rule were committed at {at['design']}, the commands at {at['script']}, both "
+        f"before any cell ran; the outcome at {at['outcome']}. With the base pretrained on the "
+        f"{x['base of']} (sha256 {x['base'][:8]}), cpu-map's code (A) crossed at steps "
+        f"{', '.join(f'{s:.0f}' for s in x['crossovers'])} with P(stepwise) "
+        f"{percent(x['mean change'])} at the read step, and the ladder's code (D) "
+        f"{'did exactly the same, seed by seed' if same else 'did otherwise: see the table'}. "
+        f"With the base of the same `PretrainConfig` pretrained on the {e['base of']} (sha256 "
+        f"{e['base'][:8]}), the runs crossed by step 120 in {int(reconcile.crossed_by(c, 120)['B'])}"
+        f" of {len(e['crossovers'])} seeds under the ladder's code (B) and "
+        f"{int(reconcile.crossed_by(c, 120)['C'])} under cpu-map's (C), with P(stepwise) "
+        f"{percent(e['mean change'])} and {percent(c.loc['C', 'mean change'])}. The cells ran on "
+        f"one machine ({c.attrs['machine']}, {c.attrs['cores']} cores, {c.attrs['when']}), at "
+        "the 0.02 arm's GRPO only, seeds 0-2, to step 120: that the builds' gap at the 0.01 "
+        "arm follows the bases too is expected, and untested. cpu-map's machine was "
+        "not recorded: that it pretrained the first base's bytes rests on cell A reproducing "
+        "its crossovers exactly. A reading that turns with the base's bytes is a property of "
+        "one base, not of RLVR.")

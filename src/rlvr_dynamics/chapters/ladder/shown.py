@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rlvr_dynamics.chapters.sentences import (dip_text, median_text, percent, seeds_text)
+from rlvr_dynamics.chapters.sentences import dip_text, median_text, percent, seeds_text
 from rlvr_dynamics.chapters.style import number, rounded, with_legend
 from rlvr_dynamics.dips import FLOOR
 from rlvr_dynamics.regimes.ladder import BAND, LADDER
@@ -144,3 +144,18 @@ def rules_table() -> pd.DataFrame:
             ("the slope's mechanism: half the distance between the two slopes", f"{BAND:g}",
              "regimes.ladder.BAND", "before the ladder's runs (issue 35)")]
     return pd.DataFrame(rows, columns=["rule", "value", "where", "chosen"]).set_index("rule")
+
+
+def reconcile_table(cells: pd.DataFrame) -> pd.DataFrame:
+    """The reconciliation's four cells (``regimes.reconcile.cells``): each one's code and base
+    bytes, its refit, each seed's crossover and change of P(stepwise), and its reading."""
+    out = pd.DataFrame({
+        "code (commit)": cells["code"],
+        "base: pretrained on (sha256)": cells["base of"] + " (" + cells["base"].str[:8] + ")",
+        "refit (sha256)": cells["refit"].str[:8],
+        "crossover per seed": cells["crossovers"].map(
+            lambda c: ", ".join("not by 120" if np.isinf(x) else f"{x:.0f}" for x in c)),
+        "change of P(stepwise) per seed": cells["change"].map(seeds_text),
+        "mean change": cells["mean change"].map(percent),
+        "reading (section 4's rule)": cells["reading"]})
+    return out.rename_axis("cell")
