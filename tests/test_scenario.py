@@ -114,6 +114,32 @@ def test_the_record_votes_with_grpos_decision_and_shows_grpo_ns_beside():
     assert [v for _, v in again["lm_two_stages"]["checks"]] == [stats.OPPOSITE]
 
 
+def test_each_claim_is_decided_on_each_base_and_a_base_that_disagrees_is_seen():
+    """Two bases, each an arm and its control: where both bases' runs show the two stages the
+    claim replicates on each; where the second base's stage 1 is opposite, its column says so
+    and the base-0 column is unchanged (the check can fail)."""
+    from rlvr_dynamics.chapters.scenario import sentences
+
+    def two_bases(second_fall: float) -> pd.DataFrame:
+        a, b = runs(0.6, 0.0, 8.0), runs(second_fall, 0.0, 8.0)
+        b["regime"] = b["regime"].map({"arm": "arm 1", "control": "control 1"})
+        both = pd.concat([a, b])
+        return chapter.verdict_rows(both, {"arm": "control", "arm 1": "control 1"},
+                                    {**INFORMS, "arm 1": (True, ""), "control 1": (True, "")},
+                                    {})
+
+    seeds = {"arm": 0, "arm 1": 1}
+    agree = chapter.by_base(two_bases(0.6), seeds)
+    assert list(agree.columns) == [0, 1]
+    assert agree.loc["lm_two_stages"].tolist() == [stats.REPLICATES, stats.REPLICATES]
+    assert "the same on every base" in sentences.bases_text(agree)
+    differ = chapter.by_base(two_bases(-0.6), seeds)
+    assert differ.loc["lm_two_stages"].tolist() == [stats.REPLICATES, stats.OPPOSITE]
+    assert "does not hold on every base" in sentences.bases_text(differ)
+    one = chapter.by_base(two_bases(-0.6)[lambda r: r["arm"] == "arm"], seeds)
+    assert list(one.columns) == [0] and "one base" in sentences.bases_text(one)
+
+
 def test_the_scenario_needs_its_arms_and_controls():
     with pytest.raises(Exception, match="controls must name at least one arm"):
         chapter.Params.parse({"controls": {}})

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from pydantic import model_validator
 
-from rlvr_dynamics import stats
+from rlvr_dynamics import stats, verdicts
 from rlvr_dynamics.chapters import ChapterParams, require
 from rlvr_dynamics.regimes.grid import Grid
 from rlvr_dynamics.regimes.scenario import (FALL_MARGIN, LARGE_K, MATCH_FACTOR,  # noqa: F401
@@ -164,3 +164,18 @@ def record_rows(rows: pd.DataFrame, ours: dict[str, str]) -> list[dict]:
                     "checks": [(n, o) for n, o, v in named if v],
                     "also": [(n, o) for n, o, v in named if not v]})
     return [row for row in out if row["checks"]]
+
+
+def base_seeds(P: Params) -> dict[str, int]:
+    """Each arm's base, by its pretraining seed (``Regime.base``)."""
+    return {arm: P.regimes[arm].base(P.training).seed for arm in P.controls}
+
+
+def by_base(rows: pd.DataFrame, seeds: dict[str, int]) -> pd.DataFrame:
+    """Each claim's verdict on each base (``seeds``: arm -> its base's pretraining seed,
+    ``base_seeds``), from the checks that vote (``verdicts.combine`` over that base's arms): a
+    row per claim, a column per base (issue 51: a verdict that does not hold on a second base
+    reads so)."""
+    voting = rows[rows["votes"]]
+    return (voting.groupby(["claim", voting["arm"].map(seeds).rename("base")], sort=False)
+            ["outcome"].agg(lambda outcomes: verdicts.combine(list(outcomes))).unstack("base"))

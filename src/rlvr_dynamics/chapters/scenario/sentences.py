@@ -146,3 +146,20 @@ def ours(table: pd.DataFrame, controls: dict[str, str]) -> dict[str, str]:
                      + ", ".join(f"{h['end'].mean():.1f} ({a})"
                                  for a, h in g.groupby("algorithm", sort=False)))
     return {"lm_two_stages": "; ".join(two), "large_k": "; ".join(large)}
+
+
+def bases_text(table: pd.DataFrame) -> str:
+    """Each claim's verdict on each base (``chapters.scenario.by_base``), and whether it holds
+    on every base; with one base, that the variance from the base is not measured here."""
+    if table.shape[1] == 1:
+        return (f"Every claim here is decided on one base (pretraining seed "
+                f"{table.columns[0]}) over seeds: how a verdict varies with the base is not "
+                "measured in this profile (`cpu-bases` decides the claims on two).")
+    lines = []
+    for claim, verdict in table.iterrows():
+        on = "; ".join(f"base {seed}: *{v}*" for seed, v in verdict.items())
+        holds = ("the same on every base" if verdict.nunique() == 1 else
+                 "**it does not hold on every base**")
+        lines.append(f"* `{claim}`: {on}; {holds}.")
+    return "Each claim's verdict on each base (pretraining seed), over that base's seeds:\n\n" + \
+        "\n".join(lines)

@@ -22,7 +22,7 @@ class Params(ChapterParams):
     chapters ran with this code."""
 
     beside: ListOf(Text, 0) = ["cpu-smollm2", "cpu-nsr", "cpu-map", "cpu-grid", "cpu-ladder",
-                                "cpu-mechanism"]
+                                "cpu-mechanism", "cpu-bases"]
 
     @model_validator(mode="after")
     def _known(self):
