@@ -190,9 +190,10 @@ def test_the_publish_file_names_known_profiles_and_chapters(tmp_path):
                                            "scenario": "cpu-map", "ladder": "cpu-ladder",
                                            "mechanism": "cpu-mechanism",
                                            "regime_map": "cpu-map", "pretrained": "cpu-smollm2"}
-    assert refresh == ["verdict"] and also == {"regime_map": ["cpu-grid"]}
+    assert refresh == ["verdict"] and also == {"regime_map": ["cpu-grid"],
+                                               "scenario": ["cpu-bases"]}
     assert published.profiles == ["cpu-nsr", "cpu-map", "cpu-ladder", "cpu-mechanism",
-                                  "cpu-smollm2", "cpu-grid"]
+                                  "cpu-smollm2", "cpu-grid", "cpu-bases"]
     from rlvr_dynamics.chapters import verdict  # the verdict page shows every one of them
     assert sorted(verdict.Params().beside) == sorted(published.profiles)
     bad = tmp_path / "publish.yaml"
