@@ -290,6 +290,41 @@ def test_a_base_keeps_its_weights_until_its_profile_is_complete_and_no_page_load
     assert a.done and not a.whole and a.withheld == ["model.safetensors"]
 
 
+def test_a_result_remade_for_its_withheld_weights_is_recorded_not_rewritten(roots, repo):
+    """A refit released without its weights, restored, and computed again for a later run
+    with other weights: the next part records the remake (both markers' sha256, the weights
+    as released and as remade) and releases the new results beside it, keeping the released
+    refit as it was; provenance names it. A released file that differs is still refused."""
+    results, out = roots
+
+    def refit(weights: bytes, log: bytes = b"{}"):
+        e = store.Entry(results / "base_models/b-prior-x", code="rlvr_dynamics.path_prior")
+        e.begin(fresh=True)
+        (e.path / "model.safetensors").write_bytes(weights)
+        (e.path / "log.json").write_bytes(log)
+        return e.finish({"losses": [len(weights)]})
+
+    refit(b"R" * 100)
+    release.add(PROFILE, part=True, repo=repo)
+    before = (out / "base_models/b-prior-x/done.json").read_bytes()
+    shutil.rmtree(results)
+    release.restore(PROFILE)
+    refit(b"S" * 101)                                          # remade: other weights
+    finished("training/grpo-seed0", run_files())
+    part = release.add(PROFILE, part=True, repo=repo)
+    release.verify(PROFILE)
+    assert part["entries"] == ["training/grpo-seed0"]
+    remade = part["remade"]["base_models/b-prior-x"]
+    assert list(remade["files"]) == ["model.safetensors"]
+    assert remade["files"]["model.safetensors"]["remade"]["size"] == 101
+    assert (out / "base_models/b-prior-x/done.json").read_bytes() == before
+    assert release.provenance(PROFILE)["remade"]["base_models/b-prior-x"]["in part"] == 2
+    assert release.add(PROFILE, part=True, repo=repo) is None   # recorded once
+    refit(b"S" * 101, log=b'{"other": 1}')                      # a released file differs
+    with pytest.raises(release.ReleaseError, match="b-prior-x differs from what part 1"):
+        release.add(PROFILE, part=True, repo=repo)
+
+
 def test_a_restored_result_is_read_without_its_weights_and_remade_for_them(roots, repo):
     """Restored into an empty results folder, a run is done for what reads its dynamics, not
     whole for what loads its model; loading the model names the release and the remedy; the

@@ -114,6 +114,12 @@ def released_md(made: dict) -> str:
             + f": {info['wall_s'] / 60:.1f} minutes in all. This page was drawn from them at "
             f"commit `{made.get('commit', 'unrecorded')}`, computing nothing; to compute them "
             f"again: `make reproduce PROFILE={made['profile']}`.")
+    for rel, r in sorted(info.get("remade", {}).items()):
+        text += (f"\n\n:::{{note}}\n`{rel}` was computed again in part {r['in part']} "
+                 f"({r['at'][:16].replace('T', ' ')} UTC), where a run needed the weights the "
+                 f"release withholds, with other bytes ({', '.join(r['files'])}); the release "
+                 "keeps the earlier one, and the runs begun after the remake started from the "
+                 "remade one.\n:::")
     if older:
         changed = sorted({m for ms in older.values() for m in ms or []})
         text += ("\n\n:::{warning}\nThis page read " + f"{len(older)} released result(s) made "

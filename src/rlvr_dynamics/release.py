@@ -376,6 +376,27 @@ def withdraw_bases(m: dict[str, Any], folder: Path) -> list[str]:
     return gone
 
 
+def remade_record(profile: str, rel: str, entry: dict[str, Any], root: Path) -> dict[str, Any]:
+    """What the manifest records of ``results/<profile>/<rel>``, released by an earlier part
+    (``entry``) without its weights and computed again here because a later run needed them,
+    with other weights (a refit is not bit for bit repeatable: its losses move in the 6th digit
+    with the threads it ran on): the released and the remade done markers' sha256, when it was
+    remade, and the withheld files whose checksums differ, each as released and as remade. The
+    released result stays as it is; what began after the remake started from the remade one.
+    ``ReleaseError`` where a released file differs too: a result rewritten, never released."""
+    marker = results_root() / profile / rel / DONE
+    then = json.loads((root / profile / rel / DONE).read_text())["files"]
+    now = read_json(marker)["files"]
+    differ = sorted(n for n in set(then) | set(now) if then.get(n) != now.get(n))
+    if not differ or not all(n in entry["withheld"] for n in differ):
+        raise ReleaseError(f"results/{profile}/{rel} differs from what part {entry['part']} "
+                           "released (another done marker): a release is never rewritten; "
+                           f"start release/{profile} afresh to release it")
+    return {"part": entry["part"], "released": sha256(root / profile / rel / DONE),
+            "remade": sha256(marker), "remade_at": _when(marker.stat().st_mtime),
+            "files": {n: {"released": then.get(n), "remade": now.get(n)} for n in differ}}
+
+
 def add(profile: str, *, part: bool = False, complete: bool | None = None, wait: bool = True,
         repo: Path = REPO, root: Path | None = None) -> dict[str, Any] | None:
     """Release ``profile``'s finished results not yet released, as one more part of
@@ -383,7 +404,9 @@ def add(profile: str, *, part: bool = False, complete: bool | None = None, wait:
     new. ``part``: release what finished and name the unfinished, instead of refusing them.
     ``complete`` (default: not ``part``): the profile's build finished, so that its bases'
     weights are withheld from now on where no page loads them (``keeps_bases``; those an
-    earlier part released are removed, the part records them as ``withdrawn``)."""
+    earlier part released are removed, the part records them as ``withdrawn``). A released
+    result that was restored without its weights and computed again here is not released
+    again: the part records the remake (``remade_record``)."""
     root = root or release_root()
     bases = keeps_bases(profile, not part if complete is None else complete)
     called = datetime.now(timezone.utc)
@@ -400,16 +423,14 @@ def add(profile: str, *, part: bool = False, complete: bool | None = None, wait:
                                "what finished as a part (make release PART=1, --part)")
         home, n = results_root() / profile, len(m["parts"]) + 1
         withdrawn = [] if bases else withdraw_bases(m, root / profile)
-        new, files, packed = {}, dict(m["files"]), {}
+        new, files, packed, remade = {}, dict(m["files"]), {}, {}
         for rel in finished:
             done = sha256(home / rel / DONE)
             if rel in m["entries"]:
-                if m["files"][f"{rel}/{DONE}"]["sha256"] != done:
-                    raise ReleaseError(
-                        f"results/{profile}/{rel} differs from what part "
-                        f"{m['entries'][rel]['part']} released (another done marker): a "
-                        f"release is never rewritten; start release/{profile} afresh to "
-                        "release it")
+                recorded = any(p.get("remade", {}).get(rel, {}).get("remade") == done
+                               for p in m["parts"])
+                if m["files"][f"{rel}/{DONE}"]["sha256"] != done and not recorded:
+                    remade[rel] = remade_record(profile, rel, m["entries"][rel], root)
                 continue
             record = entry_record(profile, rel, head, bases)
             for name in record["released"]:
@@ -424,7 +445,7 @@ def add(profile: str, *, part: bool = False, complete: bool | None = None, wait:
                                        "an earlier part released there")
                 files[key] = f
             new[rel] = {"part": n, **record}
-        if not new and not withdrawn:
+        if not new and not withdrawn and not remade:
             return None
         _budget(profile, files, root)
         written = []
@@ -458,10 +479,12 @@ def add(profile: str, *, part: bool = False, complete: bool | None = None, wait:
                            "wall_s": round((now - called).total_seconds(), 1)},
                   "machine": machine(), "modules": module_hashes(),
                   "parameters": parameters, "entries": sorted(new),
-                  "left_for_later": unfinished, "not_results": loose, "withdrawn": withdrawn}
+                  "left_for_later": unfinished, "not_results": loose, "withdrawn": withdrawn,
+                  "remade": remade}
         rows = ledger_of(profile, root)
-        if rows and rows[-1]["end"] is None and rows[-1]["commit"] == head:
-            rows[-1] |= {"end": now.isoformat(timespec="seconds"), "released_as": n}
+        if rows and rows[-1]["end"] is None:
+            rows[-1] |= {"end": now.isoformat(timespec="seconds"), "released_as": n,
+                         **({"released_by": head} if rows[-1]["commit"] != head else {})}
             record["started_as"] = rows[-1]["started"]
             write_json(root / profile / LEDGER, rows)
         write_json(root / profile / MANIFEST, {
@@ -510,8 +533,9 @@ def provenance(profile: str, root: Path | None = None) -> dict[str, Any] | None:
     """Where ``release/<profile>``'s numbers come from, for a page's first lines: its parts
     (commit, start, end, wall time, CPU), their total wall time, and its results made by code
     other than this checkout's (``older``: result -> the modules its code imports whose code
-    changed since its part, or None where its part's commit did not make it either); None
-    where the profile has no release."""
+    changed since its part, or None where its part's commit did not make it either) and the
+    released results a later part computed again with other bytes (``remade``: result -> its
+    part, when, the files that differ); None where the profile has no release."""
     m = manifest_of(profile, root)
     if not m["parts"]:
         return None
@@ -529,7 +553,10 @@ def provenance(profile: str, root: Path | None = None) -> dict[str, Any] | None:
                       | {"cpu": p["machine"]["cpu"], "cores": p["machine"]["cores"],
                          "avx512": "avx512f" in p["machine"]["flags"]} for p in m["parts"]],
             "wall_s": sum(p["wall_s"] for p in m["parts"]), "results": len(m["entries"]),
-            "older": older}
+            "older": older,
+            "remade": {rel: {"in part": p["part"], "at": r["remade_at"],
+                             "files": sorted(r["files"])}
+                       for p in m["parts"] for rel, r in p.get("remade", {}).items()}}
 
 
 def main(argv: list[str] | None = None) -> int:
