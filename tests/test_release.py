@@ -226,6 +226,11 @@ def test_every_release_in_the_repository_verifies(roots, repo, tmp_path):
     path.write_text(path.read_text() + " ")
     assert list(release.verify_all(copy)) == [PROFILE]
     assert path.relative_to(copy).as_posix() in release.verify_all(copy)[PROFILE]
+    begun = copy / "cpu-begun"                       # a first part begun: its ledger alone
+    release.start_part("cpu-begun", repo=repo, root=copy)
+    assert PROFILE in release.verify_all(copy) and "cpu-begun" not in release.verify_all(copy)
+    (begun / "stray.json").write_text("{}")          # anything beside it is a release to check
+    assert "has no manifest.json" in release.verify_all(copy)["cpu-begun"]
 
 
 def test_a_release_waits_for_a_build_of_its_profile(roots, capsys):

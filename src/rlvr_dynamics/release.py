@@ -307,10 +307,13 @@ def verify(profile: str, root: Path | None = None) -> None:
 
 def verify_all(root: Path | None = None) -> dict[str, str]:
     """Every profile released under ``root`` (``release/``) whose release does not verify,
-    with its first mismatch; {} when all do (and when there is none)."""
+    with its first mismatch; {} when all do (and when there is none). A folder that holds only
+    its ledger (a first part begun, nothing released yet) is no release yet."""
     root = root or release_root()
     found = {}
     for folder in sorted(p for p in root.iterdir() if p.is_dir()) if root.is_dir() else []:
+        if [p.name for p in folder.iterdir()] == [LEDGER]:
+            continue
         try:
             verify(folder.name, root)
         except (ReleaseError, OSError, KeyError, ValueError) as e:
