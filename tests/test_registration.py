@@ -61,6 +61,35 @@ def test_a_registration_committed_before_its_run_is_proven(repo):
     assert committed_before(record, runs / "r1", repo) is False
 
 
+def test_a_registration_the_release_keeps_gzipped_is_proven_as_the_store_wrote_it(repo):
+    """The release keeps a record gzipped (``release.stored``): ``released`` reads it back and
+    proves the run, and names the commit that first released it; a reader of the plain name
+    alone (``rl.registration``'s, frozen with the training code) finds nothing there, which is
+    how the mechanism's runs read "not committed" at 3934fd6."""
+    import gzip
+    from rlvr_dynamics import release, released
+    from rlvr_dynamics.regimes import plan
+    before = git(repo, "rev-parse", "HEAD")
+    record = record_at("cpu-mechanism/mechanism/plan/k/plan.json", b'{"rule": "x"}')
+    name = release.stored("plan.json")
+    assert name == "plan.json.gz"
+    kept = repo / "release" / "cpu-mechanism/mechanism/plan/k" / name
+    kept.parent.mkdir(parents=True)
+    kept.write_bytes(gzip.compress(record.read_bytes(), mtime=0))
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "the plan, released")
+    after = git(repo, "rev-parse", "HEAD")
+    runs = store.results_root() / "cpu-mechanism" / "training"
+    assert released.at(after, record, repo) == record.read_bytes()
+    assert released.committed_before(record, begun(runs / "r1", after), repo) is True
+    assert released.committed_before(record, begun(runs / "r0", before), repo) is False
+    assert committed_before(record, runs / "r1", repo) is False    # the plain name alone
+    assert released.first_commit(record, repo) == after
+    assert plan.committed_in(record, repo) == after[:7]
+    record.write_bytes(b'{"rule": "y"}')                            # rewritten after the commit
+    assert released.committed_before(record, runs / "r1", repo) is False
+
+
 def test_a_run_already_released_at_its_commit_is_a_replay(repo):
     run = store.results_root() / "cpu" / "training" / "grpo-seed0-abc"
     before = git(repo, "rev-parse", "HEAD")

@@ -5,7 +5,7 @@ Phase 1 writes the plan into the store (every prediction and rule its runs are j
 with the time: ``register``) and trains no run it judges; the plan is then released
 (``make release``) and committed. Phase 2 trains the runs, each recording the plan's content
 hash and the commit it began from (``rl.runs.train``), and judges a run only where the plan
-was committed, byte for byte, in that commit's results release (``rl.registration
+was committed, byte for byte, in that commit's results release (``released
 .committed_before``), labelling it a *replay* where the run itself was already released there
 (``rl.registration.known_at``): ``judge``.
 
@@ -15,7 +15,8 @@ profile declare one for a chapter other than the plan's own.
 """
 from __future__ import annotations
 
-import subprocess
+import gzip
+import json
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -24,10 +25,9 @@ import yaml
 
 from rlvr_dynamics import REPO
 from rlvr_dynamics.regimes import clock, mechanism  # noqa: F401 (the rules the plan is keyed by)
-from rlvr_dynamics.rl.registration import (RELEASE, committed_before, content_hash, known_at,
-                                           registered_before)
-from rlvr_dynamics.store import (Entry, config_key, read_json, relative, results_dir,
-                                 results_root, write_json)
+from rlvr_dynamics.released import RELEASE, committed_before, first_commit
+from rlvr_dynamics.rl.registration import content_hash, known_at, registered_before
+from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, results_root, write_json
 
 RECORD = "plan.json"
 
@@ -78,9 +78,13 @@ def judge(record: dict[str, Any], file: Path, run: Path, repo: Path = REPO) -> d
 
 
 def _training_configs(roots: Iterable[Path]) -> Iterable[tuple[str, dict[str, Any]]]:
+    """Each training run's settings under ``roots`` (a store, or the release: its configs
+    gzipped, ``release.stored``), by its folder."""
     for root in roots:
-        for config in sorted(Path(root).glob("*/training/*/config.json")):
-            yield config.parent.relative_to(root).as_posix(), read_json(config)
+        for config in sorted(Path(root).glob("*/training/*/config.json*")):
+            read = (json.loads(gzip.decompress(config.read_bytes())) if config.suffix == ".gz"
+                    else read_json(config))
+            yield config.parent.relative_to(root).as_posix(), read
 
 
 def _declared(configs: Path, own: str) -> dict[int, list[str]]:
@@ -128,10 +132,5 @@ def plan_hash(record: dict[str, Any]) -> str:
 def committed_in(file: Path, repo: Path = REPO) -> str | None:
     """The first commit whose results release holds the plan stored at ``file`` (its short
     hash), None where no commit does."""
-    inside = relative(Path(file))
-    if inside is None:
-        return None
-    shown = subprocess.run(["git", "-C", str(repo), "log", "--reverse", "--format=%h", "--",
-                            f"{RELEASE}/{inside.as_posix()}"], capture_output=True, text=True)
-    first = shown.stdout.split()
-    return first[0] if shown.returncode == 0 and first else None
+    first = first_commit(file, repo)
+    return first and first[:7]

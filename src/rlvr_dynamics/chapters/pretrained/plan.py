@@ -10,7 +10,7 @@ the protocol is in the release of the checkout's commit (``committed_at``): ``ma
 releases it, and the commit that adds it is the protocol's commit (``committed_in``).
 
 *Phase 2: judge.* A run is judged only where it began from a commit whose release held the
-protocol byte for byte (``rl.registration.committed_before``) and recorded its hash
+protocol byte for byte (``released.committed_before``) and recorded its hash
 (``registered_before``); ``admitted`` says why any other is refused, and ``judge`` refuses
 a judgement that would read one.
 
@@ -31,17 +31,16 @@ instead (at least ``MIN_SEEDS``, from the spread of earlier runs, lab notebook 4
 """
 from __future__ import annotations
 
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Sequence
 
 from rlvr_dynamics import REPO, power
 from rlvr_dynamics.comparison.claims import ANSWER_ENTROPY_MARGIN, PASS1_MARGIN, PASSK_MARGIN
-from rlvr_dynamics.rl.registration import (RELEASE, _at, committed_before, content_hash,
-                                           registered_before, started)
+from rlvr_dynamics.released import at, committed_before, first_commit
+from rlvr_dynamics.rl.registration import content_hash, registered_before, started
 from rlvr_dynamics.stats import CONFIDENCE, FEW_SEEDS, UNDECIDED
-from rlvr_dynamics.store import Entry, config_key, read_json, relative, results_dir, write_json
+from rlvr_dynamics.store import Entry, config_key, read_json, results_dir, write_json
 
 PROTOCOL = "protocol.json"
 
@@ -139,20 +138,13 @@ def register(what: dict[str, Any], profile: str) -> tuple[dict[str, Any], Path]:
 def committed_at(path: Path, commit: str, repo: Path = REPO) -> bool:
     """Whether the release of ``commit`` holds the protocol at ``path`` byte for byte (phase 2
     may begin runs from that commit)."""
-    return _at(commit, path, repo) == Path(path).read_bytes()
+    return at(commit, path, repo) == Path(path).read_bytes()
 
 
 def committed_in(path: Path, repo: Path = REPO) -> str | None:
     """The first commit whose results release holds the protocol at ``path`` (its commit), None
     where none does."""
-    inside = relative(path)
-    if inside is None:
-        return None
-    shown = subprocess.run(["git", "-C", str(repo), "log", "--format=%H", "--diff-filter=A",
-                            "--reverse", "--", f"{RELEASE}/{inside.as_posix()}"],
-                           capture_output=True, text=True)
-    first = shown.stdout.split()
-    return first[0] if shown.returncode == 0 and first else None
+    return first_commit(path, repo)
 
 
 def admitted(record: dict[str, Any], path: Path, runs: Sequence[Path], committed: bool,
