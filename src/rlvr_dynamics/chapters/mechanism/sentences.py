@@ -81,12 +81,16 @@ def stage_two_text(R: Reading | None) -> str:
 
 
 def hypotheses_text(R: Reading | None) -> str:
-    """Item 4's reading: each hypothesis's outcome and the attribution, and which explains."""
+    """Item 4's reading: GRPO-N as built on each rung here, each hypothesis's outcome and the
+    attribution, and which explains."""
     if R is None:
         return ""
     found = R.culprit or "no kind for certain"
     fid = [x for x in R.fidelity if np.isfinite(x)]
-    lines = [f"The attribution (as-built GRPO-N of {', '.join(BUILT)}) names as the culprit: "
+    built = ", ".join(f"{rung} *{mechanism.rare_path(R.dips.get(f'{rung} GRPO-N'))}*"
+                      for rung in BUILT)
+    lines = [f"GRPO-N as built, on this profile's bases (a reading can turn with a base's "
+             f"bytes: the ladder's page, on two builds of one arm): {built}. The attribution (as-built GRPO-N of {', '.join(BUILT)}) names as the culprit: "
              f"**{found}**"
              + (f"; its first-order prediction over the measured change of the next update, "
                 f"median {np.median(fid):.2f} over {len(fid)} attributed updates."
