@@ -15,7 +15,8 @@ tree: exact Pass@k), ``verdicts``; ``measure`` (a model evaluated as the paper e
 ``rl`` (GRPO/GSPO and their -N variants on TRL, and Figure 2's readings), ``boundary`` and
 ``comparison`` (trained models against their base: Tables 1 and 4 over seeds, Section 4's
 claims), ``regimes`` (the paper's scenario in the language model: its grid of runs, their
-readings and the rules that decide); ``chapters`` (one package per chapter: parameters and computations, then figures,
+readings and the rules that decide), ``released`` (what the results release held at a commit:
+a registration's proof); ``chapters`` (one package per chapter: parameters and computations, then figures,
 tables and sentences above them; the words, panels and styles several chapters share beside
 them); ``profiles``; ``page`` (a page's first lines), ``execution`` (the notebooks run by
 papermill), ``report`` (the run report and the cost pages), ``book`` (the HTML book of a

@@ -25,8 +25,9 @@ LAYERS: dict[str, int] = {
     # exact Pass@k from the completion tree
     "toy": 2, "toy_schedule": 2, "law": 2, "pretrain": 2, "registry": 2, "verdicts": 2, "exact": 2, "path_prior": 2,
     # 3: the evaluation and training stacks, the boundary read from evaluations, the comparison
-    # of trained models against their base, the paper's scenario in the LM (its grid of runs)
-    "measure": 3, "rl": 3, "boundary": 3, "comparison": 3, "regimes": 3,
+    # of trained models against their base, the paper's scenario in the LM (its grid of runs),
+    # what the results release held at a commit (a registration's proof)
+    "measure": 3, "rl": 3, "boundary": 3, "comparison": 3, "regimes": 3, "released": 3,
     # 4: the chapters (parameters, computations, readings, figures)
     "chapters": 4,
     # 5: profiles; 6: a page's first lines, executing the notebooks, the run report, the book,
